@@ -1,0 +1,54 @@
+"""The ``memfs`` command. The only place a ``MemfsError`` becomes an exit code.
+
+Each command group lives in its own module and registers itself on ``cli``; none of them
+imports torch at module level, so ``memfs pin ls`` starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from memfs.cli.common import cli
+from memfs.errors import MemfsError
+
+# Command modules register themselves on ``cli`` when imported.
+from memfs.cli import cards, history, pair, pins  # noqa: E402,F401
+
+for _optional in ("search", "turn", "dream", "watch", "evals", "demo"):
+    try:
+        __import__(f"memfs.cli.{_optional}")
+    except ModuleNotFoundError as _exc:  # a command group still being written
+        if _exc.name != f"memfs.cli.{_optional}":
+            raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI: one clear line and exit 2/1 for known errors; tracebacks for bugs."""
+    try:
+        cli.main(args=argv, prog_name="memfs", standalone_mode=False)
+    except MemfsError as exc:
+        if os.environ.get("MEMFS_RAISE_ERRORS"):
+            raise
+        click.echo(f"memfs: error: {exc}", err=True)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("memfs: aborted", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except KeyboardInterrupt:
+        click.echo("memfs: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())

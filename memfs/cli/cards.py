@@ -1,0 +1,62 @@
+"""``memfs card ls|show``: the long-term memory cards."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from memfs.cards import STATUSES
+from memfs.cli.common import State, cli, console, pass_state, print_json
+
+
+@cli.group()
+def card() -> None:
+    """Long-term memory cards (cards/<id>.md)."""
+
+
+@card.command("ls")
+@click.option("--status", type=click.Choice(STATUSES), help="Only cards with this status.")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def card_ls(state: State, status: str | None, as_json: bool) -> None:
+    """List cards (committed HEAD)."""
+    cards = state.pair().cards(status)
+    if as_json:
+        print_json({"cards": [card_json(c) for c in cards]})
+        return
+    table = Table("id", "type", "status", "expires", "body", box=None)
+    for c in cards:
+        table.add_row(c.id, c.type, c.status, str(c.expires or ""), _short(c.body))
+    console.print(table)
+    console.print(f"{len(cards)} card(s)")
+
+
+@card.command("show")
+@click.argument("card_id")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def card_show(state: State, card_id: str, as_json: bool) -> None:
+    """Print one card."""
+    c = state.pair().card(card_id)
+    if as_json:
+        print_json(card_json(c))
+    else:
+        click.echo(c.to_text(), nl=False)
+
+
+def card_json(c: object) -> dict[str, object]:
+    from memfs.cards import Card
+
+    assert isinstance(c, Card)
+    return {"id": c.id, "type": c.type, "status": c.status, "entities": list(c.entities),
+            "created": c.created.isoformat(), "updated": c.updated and c.updated.isoformat(),
+            "valid_from": c.valid_from and c.valid_from.isoformat(),
+            "expires": c.expires and c.expires.isoformat(), "supersedes": list(c.supersedes),
+            "superseded_by": c.superseded_by, "salience": c.salience,
+            "source": c.source and {"session": c.source.session, "turns": list(c.source.turns)},
+            "body": c.body, "path": c.path}
+
+
+def _short(text: str, width: int = 70) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

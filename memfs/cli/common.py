@@ -1,0 +1,66 @@
+"""What every command shares: the root group, its options, the pair it names, output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+from rich.console import Console
+
+from memfs.config import Config, load_config
+from memfs.errors import BadInputError
+from memfs.store import MemoryPair, MemoryStore
+
+
+@dataclass
+class State:
+    config: Config
+    _store: MemoryStore | None = None
+
+    @property
+    def store(self) -> MemoryStore:
+        if self._store is None:
+            self._store = MemoryStore(self.config.home, config=self.config)
+        return self._store
+
+    def pair_handle(self) -> MemoryPair:
+        """The pair named by -u/-c (or $MEMFS_USER/$MEMFS_CHARACTER), not yet opened."""
+        if not self.config.user or not self.config.character:
+            raise BadInputError("which pair? give -u USER -c CHARACTER "
+                                "(or set MEMFS_USER and MEMFS_CHARACTER)")
+        return self.store.pair(self.config.user, self.config.character, create=False)
+
+    def pair(self) -> MemoryPair:
+        """The named pair, which must exist (NotARepoError says to run init)."""
+        pair = self.pair_handle()
+        _ = pair.repo
+        return pair
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", type=click.Path(file_okay=False), help="Memory home (default $MEMFS_HOME or ~/.memfs).")
+@click.option("-u", "--user", help="User id (default $MEMFS_USER).")
+@click.option("-c", "--character", help="Character id (default $MEMFS_CHARACTER).")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None, user: str | None, character: str | None) -> None:
+    """memfs: long-term memory for AI companions, as git repositories of Markdown."""
+    config = load_config(home=home).with_(user=user, character=character)
+    ctx.obj = State(config)
+
+
+pass_state = click.make_pass_decorator(State)
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout (the --json contract)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def warn(text: str) -> None:
+    err_console.print(f"[yellow]warning:[/yellow] {text}")

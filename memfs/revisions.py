@@ -1,0 +1,137 @@
+"""The history of memory: log, diff, show and revert over a pair's git repository.
+
+A revert is itself a commit by ``user`` (so it can be reverted in turn); reverting a
+dream's merge commit undoes the whole dream. A revert that conflicts is aborted, leaving
+the repository exactly as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from memfs.errors import BadInputError, ConflictError, GitError
+from memfs.gitio import USER, actor_env, message, run_git
+from memfs.repo import PairRepo
+
+_SEP = "\x1f"
+_END = "\x1e"
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    sha: str
+    subject: str
+    author: str
+    date: dt.datetime
+    parents: tuple[str, ...]
+    trailers: dict[str, str] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.subject.split(":", 1)[0] if ":" in self.subject else ""
+
+    @property
+    def is_dream(self) -> bool:
+        return self.author == "memfs-dream" and len(self.parents) > 1
+
+    def to_json(self) -> dict[str, object]:
+        return {"sha": self.sha, "subject": self.subject, "kind": self.kind,
+                "author": self.author, "date": self.date.isoformat(),
+                "merge": len(self.parents) > 1, "dream": self.is_dream,
+                "trailers": self.trailers, "files": list(self.files)}
+
+
+def log(repo: PairRepo, n: int | None = None, rev: str = "HEAD",
+        author: str | None = None) -> list[LogEntry]:
+    """Commits on the first-parent line (a dream shows as its one merge), newest first."""
+    fmt = "%x1e" + "%x1f".join(["%H", "%s", "%an", "%aI", "%P",
+                                "%(trailers:only,unfold,separator=%x1d)", ""])
+    args = ["log", "--first-parent", f"--format={fmt}", "--name-only"]
+    if n is not None:
+        args.append(f"-n{n}")
+    if author:
+        args.append(f"--author={author}")
+    out = run_git(repo.root, *args, rev, "--")
+    entries = []
+    for chunk in out.split(_END):
+        if not chunk.strip():
+            continue
+        sha, subject, who, date, parents, trailers, names = chunk.split(_SEP)
+        entries.append(LogEntry(
+            sha=sha, subject=subject, author=who, date=dt.datetime.fromisoformat(date),
+            parents=tuple(parents.split()), trailers=_trailers(trailers),
+            files=tuple(line for line in names.splitlines() if line)))
+    return entries
+
+
+def _trailers(raw: str) -> dict[str, str]:
+    result = {}
+    for item in raw.split("\x1d"):
+        key, sep, value = item.partition(":")
+        if sep:
+            result[key.strip()] = value.strip()
+    return result
+
+
+def resolve(repo: PairRepo, rev: str) -> str:
+    """A revision as a full sha; an unknown one is bad input (exit 2)."""
+    if not rev or rev.startswith("-"):
+        raise BadInputError(f"{rev!r}: not a revision")
+    try:
+        return run_git(repo.root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except GitError:
+        raise BadInputError(f"{rev!r}: no such revision in this pair's history") from None
+
+
+def diff(repo: PairRepo, rev: str | None = None) -> str:
+    """Uncommitted changes (no ``rev``), or what ``rev`` changed against its first parent."""
+    if rev is None:
+        return run_git(repo.root, "diff", "HEAD")
+    sha = resolve(repo, rev)
+    parents = run_git(repo.root, "rev-list", "--parents", "-n1", sha).split()[1:]
+    base = parents[0] if parents else _empty_tree(repo)
+    return run_git(repo.root, "diff", base, sha)
+
+
+def show(repo: PairRepo, rev: str) -> str:
+    sha = resolve(repo, rev)
+    return run_git(repo.root, "show", "--stat", "--patch", "--diff-merges=first-parent", sha)
+
+
+def _empty_tree(repo: PairRepo) -> str:
+    return run_git(repo.root, "hash-object", "-t", "tree", "/dev/null").strip()
+
+
+def revert(repo: PairRepo, rev: str) -> str:
+    """Undo ``rev`` with a new commit; on conflict abort and raise ``ConflictError``."""
+    with repo.lock():
+        sha = resolve(repo, rev)
+        entry = log(repo, 1, sha)[0]
+        if not entry.parents:
+            raise BadInputError(f"{rev}: the first commit of a pair cannot be reverted")
+        args = ["revert", "--no-commit"] + (["-m", "1"] if len(entry.parents) > 1 else [])
+        try:
+            run_git(repo.root, *args, sha)
+        except GitError as exc:
+            _abort(repo)
+            raise ConflictError(
+                f"revert {sha[:10]} conflicts with later changes; nothing was changed "
+                f"({exc.stderr.splitlines()[0] if exc.stderr else 'git revert failed'})"
+            ) from exc
+        msg = message("revert", entry.subject, USER, body=f"This reverts commit {sha}.",
+                      extra={"Memfs-Reverts": sha})
+        try:
+            run_git(repo.root, "commit", "-q", "--allow-empty", "-m", msg, env=actor_env(USER))
+        except GitError:
+            _abort(repo)
+            raise
+        return repo.head()
+
+
+def _abort(repo: PairRepo) -> None:
+    try:
+        run_git(repo.root, "revert", "--abort")
+    except GitError:
+        run_git(repo.root, "reset", "--merge")

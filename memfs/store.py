@@ -1,0 +1,198 @@
+"""The Python API: ``MemoryStore`` (a home folder of pairs) and ``MemoryPair`` (one pair).
+
+Collaborators are injected (``embedder=``, ``llm=``) with lazy defaults, so that an app or
+a test decides what runs, and so that pin/log/check never import torch. Search, context
+and dreaming live in their own modules; the pair object only routes to them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memfs import pins as pinfile
+from memfs import revisions
+from memfs.cards import Card
+from memfs.cardstore import load_cards
+from memfs.check import Problem, check_tree
+from memfs.config import Config
+from memfs.errors import BadInputError
+from memfs.gitio import USER
+from memfs.ids import check_id
+from memfs.repo import PairRepo
+
+if TYPE_CHECKING:
+    from agent.context import Context
+    from agent.llm.base import LLM
+    from memfs.embed import Embedder
+    from memfs.history import Message
+    from memfs.search import SearchHit
+
+
+class MemoryStore:
+    """A home folder holding one git repository per (user, character) pair."""
+
+    def __init__(self, home: str | Path = "~/.memfs", *, embedder: Embedder | None = None,
+                 llm: LLM | None = None, config: Config | None = None) -> None:
+        self.home = Path(home).expanduser()
+        self.config = (config or Config()).with_(home=self.home)
+        self._embedder = embedder
+        self._llm = llm
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use (this is what imports torch)."""
+        if self._embedder is None:
+            from memfs.embed import default_embedder
+
+            self._embedder = default_embedder(self.config.embed_model)
+        return self._embedder
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            from agent.llm.registry import get_llm
+
+            self._llm = get_llm(self.config.llm_provider, self.config.llm_model)
+        return self._llm
+
+    def pair(self, user: str, character: str, *, create: bool = True) -> MemoryPair:
+        """The pair's handle; creates the repository unless ``create=False``."""
+        pair = MemoryPair(self, check_id(user, "user id"), check_id(character, "character id"))
+        if create:
+            pair.init()
+        return pair
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (user, character) pair under the home folder."""
+        found = []
+        for git_dir in sorted(self.home.glob("*/*/.git")):
+            found.append((git_dir.parent.parent.name, git_dir.parent.name))
+        return found
+
+
+class MemoryPair:
+    """One user–character pair: its pins, cards, history, search and context."""
+
+    def __init__(self, store: MemoryStore, user: str, character: str) -> None:
+        self.store = store
+        self.user = user
+        self.character = character
+        self.root = store.home / user / character
+        self._repo: PairRepo | None = None
+
+    def __repr__(self) -> str:
+        return f"MemoryPair({self.user!r}, {self.character!r}, root={str(self.root)!r})"
+
+    @property
+    def config(self) -> Config:
+        return self.store.config
+
+    @property
+    def repo(self) -> PairRepo:
+        if self._repo is None:
+            self._repo = PairRepo.open(self.root)
+        return self._repo
+
+    def init(self) -> bool:
+        """Create the repository if needed; True when something was created."""
+        self._repo, created = PairRepo.create(self.root, self.user, self.character)
+        return created
+
+    # -- pins ---------------------------------------------------------------------------------
+
+    def pins(self) -> list[str]:
+        return pinfile.parse_pins(self.repo.read_worktree("system/pins.md") or "").texts()
+
+    def pin(self, text: str) -> str | None:
+        """Pin ``text``: it is in front of the model on every turn from now on."""
+        with self.repo.lock():
+            current = self.repo.read_worktree("system/pins.md") or ""
+            new = pinfile.add_pin(current, text)
+            return self.repo.commit({"system/pins.md": new}, "pin", f"add {_quote(text)}", USER)
+
+    def unpin(self, number: int) -> str:
+        """Remove pin ``number`` (1-based); returns the removed pin's text."""
+        with self.repo.lock():
+            new, removed = pinfile.remove_pin(self.repo.read_worktree("system/pins.md") or "",
+                                              number)
+            self.repo.commit({"system/pins.md": new}, "pin", f"remove {_quote(removed)}", USER)
+            return removed
+
+    def commit_pins_file(self) -> str | None:
+        """After a hand edit of pins.md: validate, then commit (or raise, file kept)."""
+        with self.repo.lock():
+            text = self.repo.read_worktree("system/pins.md") or ""
+            problems = pinfile.parse_pins(text).problems
+            if problems:
+                raise BadInputError(f"system/pins.md: {problems[0]} (file kept as saved)")
+            return self.repo.commit({"system/pins.md": text}, "pin", "edit pins", USER)
+
+    # -- cards --------------------------------------------------------------------------------
+
+    def cards(self, status: str | None = None, rev: str = "HEAD") -> list[Card]:
+        cards, _ = load_cards(self.root, rev)
+        return [c for c in cards if status is None or c.status == status]
+
+    def card(self, card_id: str) -> Card:
+        check_id(card_id, "card id")
+        for card in self.cards():
+            if card.id == card_id:
+                return card
+        raise BadInputError(f"card {card_id!r}: no such card in {self.user}/{self.character}")
+
+    def summary(self, rev: str = "HEAD") -> str:
+        return self.repo.read_head("summary.md", rev) or ""
+
+    # -- history of memory ------------------------------------------------------------------------
+
+    def log(self, n: int | None = None, author: str | None = None) -> list[revisions.LogEntry]:
+        return revisions.log(self.repo, n, author=author)
+
+    def diff(self, rev: str | None = None) -> str:
+        return revisions.diff(self.repo, rev)
+
+    def show(self, rev: str) -> str:
+        return revisions.show(self.repo, rev)
+
+    def revert(self, rev: str) -> str:
+        sha = revisions.revert(self.repo, rev)
+        return sha
+
+    def check(self) -> list[Problem]:
+        return check_tree(self.repo.root)
+
+    # -- search, the turn, dreaming (their own modules) ---------------------------------------------
+
+    def search(self, query: str, k: int = 5, *, include_stale: bool = False,
+               time_scope: str = "any", **options: Any) -> list[SearchHit]:
+        from memfs.search import search
+
+        return search(self, query, k=k, include_stale=include_stale, time_scope=time_scope,
+                      **options)
+
+    def add_messages(self, messages: Iterable[Mapping[str, Any]],
+                     session: str | None = None) -> list[Message]:
+        """Append messages to history (durably, first); may fire a compaction event."""
+        from agent.turn import add_messages
+
+        return add_messages(self, messages, session=session)
+
+    def context(self, message: str, *, now: dt.datetime | None = None) -> Context:
+        """What the model sees for ``message``: ready for ``messages.create(system=, messages=)``."""
+        from agent.context import build_context
+
+        return build_context(self, message, now=now)
+
+    def dream(self) -> list[str]:
+        """Run dreaming now over pending windows; returns the merge commits made."""
+        from agent.dream.runner import dream_pending
+
+        return dream_pending(self)
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return f"'{flat[:60]}...'" if len(flat) > 60 else f"'{flat}'"

@@ -1,0 +1,1 @@
+"""Ready-made pairs that ``memfs demo`` turns into git repositories (package data)."""

@@ -1,0 +1,1 @@
+"""Files a new pair repository starts with, and prompt templates (package data)."""
