@@ -1,0 +1,194 @@
+"""Eval of the retrieval decision on 60 hand-written probes.
+
+Recall alone would reward a planner that searches on every turn; the article behind
+memfs found the opposite failure in practice (searching when the summary already had the
+answer). So both classes count: recall over the 30 probes that need memory, specificity
+over the 30 that do not, among them ~12 whose answer is already in the window, summary or
+pins. Each probe carries a ``split``: ``heldout`` probes were written before any rule was
+tuned and are reported separately, so a reader can see how much the rules overfit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from rich.table import Table
+
+from agent.plan import RetrievalPlan, plan_offline
+from memfs.errors import BadInputError
+
+PROBES_FILE = "data/decision_probes.jsonl"
+RECALL_THRESHOLD = 0.85
+"""Offline rules, measured 30/30 (dev 20/20, held-out 10/10); the bar leaves room for
+rule changes but fails loudly if the planner stops searching when memory is needed."""
+SPECIFICITY_THRESHOLD = 0.85
+"""Offline rules, measured 29/30 (dev 20/20, held-out 9/10)."""
+SPLITS = ("dev", "heldout")
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    message: str
+    window: tuple[str, ...]
+    summary: str
+    pins: str
+    need_retrieval: bool
+    why: str
+    split: str = "dev"
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    probe: Probe
+    plan: RetrievalPlan
+
+    @property
+    def correct(self) -> bool:
+        return self.plan.need_retrieval == self.probe.need_retrieval
+
+
+@dataclass
+class Rate:
+    hits: int = 0
+    total: int = 0
+
+    @property
+    def value(self) -> float:
+        return self.hits / self.total if self.total else 0.0
+
+    def __str__(self) -> str:
+        return f"{self.hits}/{self.total} ({self.value:.0%})"
+
+
+@dataclass
+class DecisionReport:
+    """Per-probe rows and the two rates, overall and per split."""
+
+    rows: list[ProbeResult]
+    recall_threshold: float = RECALL_THRESHOLD
+    specificity_threshold: float = SPECIFICITY_THRESHOLD
+    name: str = "offline rules"
+
+    def rate(self, need: bool, split: str | None = None) -> Rate:
+        """Recall (``need=True``) or specificity (``need=False``), optionally for one split."""
+        rows = [r for r in self.rows if r.probe.need_retrieval == need
+                and (split is None or r.probe.split == split)]
+        return Rate(sum(r.correct for r in rows), len(rows))
+
+    @property
+    def recall(self) -> float:
+        return self.rate(True).value
+
+    @property
+    def specificity(self) -> float:
+        return self.rate(False).value
+
+    @property
+    def passed(self) -> bool:
+        return (self.recall >= self.recall_threshold
+                and self.specificity >= self.specificity_threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "eval": "decision",
+            "decider": self.name,
+            "recall": _rate_dict(self.rate(True)),
+            "specificity": _rate_dict(self.rate(False)),
+            "splits": {s: {"recall": _rate_dict(self.rate(True, s)),
+                           "specificity": _rate_dict(self.rate(False, s))} for s in SPLITS},
+            "thresholds": {"recall": self.recall_threshold,
+                           "specificity": self.specificity_threshold},
+            "passed": self.passed,
+            "rows": [_row_dict(r) for r in self.rows],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=2)
+
+
+def _rate_dict(rate: Rate) -> dict[str, Any]:
+    return {"hits": rate.hits, "total": rate.total, "rate": round(rate.value, 4)}
+
+
+def _row_dict(row: ProbeResult) -> dict[str, Any]:
+    return {"id": row.probe.id, "split": row.probe.split, "message": row.probe.message,
+            "expected": row.probe.need_retrieval, "predicted": row.plan.need_retrieval,
+            "correct": row.correct, "reason": row.plan.reason, "plan": row.plan.to_dict()}
+
+
+def offline_decider(probe: Probe) -> RetrievalPlan:
+    return plan_offline(probe.message, probe.window, probe.summary, probe.pins)
+
+
+def run_decision_eval(
+    decider: Callable[[Probe], RetrievalPlan] | None = None,
+    probes: Sequence[Probe] | None = None,
+    *, name: str | None = None,
+) -> DecisionReport:
+    """Run ``decider`` (default: the offline rules) over every probe."""
+    chosen = decider or offline_decider
+    rows = [ProbeResult(p, chosen(p)) for p in (probes if probes is not None else load_probes())]
+    return DecisionReport(rows, name=name or ("offline rules" if decider is None else "custom"))
+
+
+def load_probes(text: str | None = None, source: str = PROBES_FILE) -> list[Probe]:
+    """Parse the probe JSONL (the packaged file unless ``text`` is given)."""
+    if text is None:
+        text = resources.files("agent.evals").joinpath(PROBES_FILE).read_text(encoding="utf-8")
+    probes = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            probes.append(_parse_probe(line, f"{source}:{number}"))
+    ids = [p.id for p in probes]
+    if len(set(ids)) != len(ids):
+        raise BadInputError(f"{source}: duplicate probe ids")
+    return probes
+
+
+def _parse_probe(line: str, where: str) -> Probe:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"{where}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BadInputError(f"{where}: expected a JSON object")
+    for key, kind in (("id", str), ("message", str), ("window", list), ("summary", str),
+                      ("pins", str), ("need_retrieval", bool), ("why", str)):
+        if not isinstance(data.get(key), kind):
+            raise BadInputError(f"{where}: {key}: missing or not a {kind.__name__}")
+    if not all(isinstance(m, str) for m in data["window"]):
+        raise BadInputError(f"{where}: window: every item must be a string")
+    split = data.get("split", "dev")
+    if split not in SPLITS:
+        raise BadInputError(f"{where}: split: {split!r} is not one of {SPLITS}")
+    return Probe(data["id"], data["message"], tuple(data["window"]), data["summary"],
+                 data["pins"], data["need_retrieval"], data["why"], split)
+
+
+def format_table(report: DecisionReport) -> Table:
+    """Misses first, then the rates per split in the caption."""
+    table = Table(title=f"Retrieval decision ({report.name})")
+    for column in ("id", "split", "expected", "got", "reason", "message"):
+        table.add_column(column, overflow="fold")
+    for row in sorted(report.rows, key=lambda r: (r.correct, r.probe.id)):
+        mark = "[green]ok[/]" if row.correct else "[red]MISS[/]"
+        table.add_row(row.probe.id, row.probe.split, _yn(row.probe.need_retrieval),
+                      f"{_yn(row.plan.need_retrieval)} {mark}", row.plan.reason, row.probe.message)
+    lines = [(f"needs retrieval, triggered: {report.rate(True)}; "
+              f"no retrieval, skipped: {report.rate(False)}")]
+    lines += [f"{s}: triggered {report.rate(True, s)}, skipped {report.rate(False, s)}"
+              for s in SPLITS]
+    verdict = "[green]PASSED[/]" if report.passed else "[red]FAILED[/]"
+    lines.append(f"thresholds: recall >= {report.recall_threshold:.0%}, specificity >= "
+                 f"{report.specificity_threshold:.0%}: {verdict}")
+    table.caption = "\n".join(lines)
+    return table
+
+
+def _yn(value: bool) -> str:
+    return "yes" if value else "no"

@@ -1,0 +1,71 @@
+"""The retrieval-decision eval: the probe set's shape, the rates, and the report formats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from agent.evals.decision import (
+    RECALL_THRESHOLD,
+    SPECIFICITY_THRESHOLD,
+    format_table,
+    load_probes,
+    run_decision_eval,
+)
+from agent.plan import RetrievalPlan
+from memfs.errors import BadInputError
+
+
+def test_probe_set_is_balanced_with_a_held_out_part_and_hard_negatives() -> None:
+    probes = load_probes()
+    assert len(probes) == 60
+    for split, size in (("dev", 20), ("heldout", 10)):
+        assert sum(p.split == split and p.need_retrieval for p in probes) == size
+        assert sum(p.split == split and not p.need_retrieval for p in probes) == size
+    with_context = [p for p in probes
+                    if not p.need_retrieval and (p.summary or p.pins or len(p.window) > 1)]
+    assert len(with_context) >= 12
+
+
+def test_offline_rules_meet_the_thresholds_on_both_classes() -> None:
+    report = run_decision_eval()
+    assert report.rate(True).total == 30 and report.rate(False).total == 30
+    assert report.recall >= RECALL_THRESHOLD
+    assert report.specificity >= SPECIFICITY_THRESHOLD
+    assert report.passed
+
+
+def test_a_planner_that_always_searches_fails_on_specificity() -> None:
+    report = run_decision_eval(lambda p: RetrievalPlan(True, search_query=p.message), name="always")
+    assert report.recall == 1.0
+    assert report.specificity == 0.0
+    assert not report.passed
+
+
+def test_report_json_and_table_carry_every_probe() -> None:
+    report = run_decision_eval()
+    data = json.loads(report.to_json())
+    assert data["recall"]["total"] == 30 and data["specificity"]["total"] == 30
+    assert set(data["splits"]) == {"dev", "heldout"}
+    assert data["splits"]["heldout"]["recall"]["total"] == 10
+    assert len(data["rows"]) == 60 and data["passed"] is report.passed
+    table = format_table(report)
+    assert table.row_count == 60
+    console = Console(record=True, width=200)
+    console.print(table)
+    assert "heldout: triggered" in console.export_text()
+
+
+@pytest.mark.parametrize("line, field", [
+    ('{"id": "x", "message": 3}', "message"),
+    (('{"id": "x", "message": "m", "window": ["a", 1], "summary": "", "pins": "", '
+      '"need_retrieval": true, "why": ""}'), "window"),
+    (('{"id": "x", "message": "m", "window": [], "summary": "", "pins": "", '
+      '"need_retrieval": true, "why": "", "split": "test"}'), "split"),
+    ("not json", "not valid JSON"),
+])
+def test_bad_probe_lines_name_the_line_and_field(line: str, field: str) -> None:
+    with pytest.raises(BadInputError, match=rf"probes.jsonl:2: .*{field}"):
+        load_probes("\n" + line, source="probes.jsonl")
