@@ -243,3 +243,10 @@ def test_error_event_mid_stream_is_llm_error() -> None:
     with pytest.raises(LLMError, match="Overloaded"):
         received.extend(llm.stream(SYSTEM, MESSAGES))
     assert received == ["Half an ans"]
+
+
+def test_built_client_leaves_retrying_to_us() -> None:
+    llm = AnthropicLLM("claude-haiku-4-5", api_key="k", env={})
+    assert llm.model == "claude-haiku-4-5"
+    assert llm._client.max_retries == 0
+    assert llm._client.api_key == "k"
