@@ -193,7 +193,7 @@ _MEMORY_CUE = _rx(
     r"remember", r"recall", r"remind me", r"forgot what", r"last time",
     r"(?:did|have) i (?:ever )?(?:tell|told|mention(?:ed)?|say|said)",
     r"i (?:told|mentioned to) you", r"i said", r"what did i say",
-    r"you (?:recommended|suggested|said)",
+    r"you (?:recommended|suggested|said|mentioned)", r"you (?:told|promised) me",
     r"(?:did|have) we", r"we (?:decided|planned|agreed|talked|said|made)",
 )
 _RECUR_CUE = _rx(r"(?<!say that )(?<!try )(?<!come )again", r"still", r"anymore",
@@ -201,7 +201,7 @@ _RECUR_CUE = _rx(r"(?<!say that )(?<!try )(?<!come )again", r"still", r"anymore"
 _PAST_REF = _rx(r"used to", r"back when", r"back then", r"as a kid", r"when i was",
                 r"last (?:week|month|year|summer|spring|fall|autumn|winter|night)", r"ago")
 _SUGGEST = _rx(r"suggest\w*", r"recommend\w*", r"ideas?",
-               r"what should i (?:make|cook|eat|get|buy|bake|order|wear)")
+               r"what should (?:i|we) (?:make|cook|eat|get|buy|bake|order|wear)")
 _PREF_DOMAIN = _rx(
     r"snacks?", r"food", r"dinner", r"lunch", r"breakfast", r"brunch", r"meals?", r"cook\w*",
     r"eat", r"recipes?", r"restaurants?", r"bake", r"dessert", r"drinks?", r"gifts?", r"presents?",
@@ -209,6 +209,13 @@ _PREF_DOMAIN = _rx(
 )
 _CONSTRAINT = _rx(r"allerg\w*", r"vegetarian", r"vegan", r"gluten", r"lactose", r"intoleran\w*",
                   r"(?:does|do|can)n[o']?t eat", r"hates?", r"loves?", r"favou?rite", r"prefers?")
+_KIN_WORDS = (r"sister", r"brother", r"mom", r"mum", r"dad", r"mother", r"father",
+              r"grand(?:ma|pa|mother|father|mum|dad)", r"aunt", r"uncle", r"cousin")
+_KIN = _rx(*_KIN_WORDS)
+"""A relative named without "my" ("Grandpa is in hospital") is still the user's relative."""
+_HOW_TO = re.compile(r"\s*(?:how (?:do|can|should|would) (?:i|you|we)|what(?:'s| is) the best way)"
+                     r"\b(?!.*\b(?:my|our)\b)", re.IGNORECASE)
+"""How-to questions ("how do I boil an egg?") are general even though they say "I"."""
 _FIRST_PERSON = _rx(r"i", r"i'm", r"i've", r"i'd", r"i'll", r"my", r"mine", r"we", r"our", r"we're")
 _FIRST_PERSON_ANY = _rx(r"i", r"i'm", r"i've", r"i'd", r"i'll", r"my", r"mine", r"me", r"we",
                         r"our")
@@ -237,13 +244,10 @@ _TYPE_WORDS: dict[str, re.Pattern[str]] = {
                 r"moving", r"move"),
     "event": _rx(r"remember", r"story", r"happened", r"went", r"go", r"interview", r"party",
                  r"last time", r"surgery", r"vet", r"told you", r"did", r"argument", r"fight"),
-    "relationship": _rx(r"sister", r"brother", r"mom", r"mum", r"dad", r"mother", r"father",
-                        r"friend",
-                        r"boyfriend", r"girlfriend", r"partner", r"wife", r"husband", r"boss",
-                        r"manager", r"cowork\w*", r"colleague", r"argu\w*", r"fight",
-                        r"dat(?:e|ing)",
-                        r"texted", r"family", r"grand\w+", r"aunt", r"uncle", r"niece", r"nephew",
-                        r"landlord", r"roommate", r"ex"),
+    "relationship": _rx(*_KIN_WORDS, r"friend", r"boyfriend", r"girlfriend", r"partner",
+                        r"wife", r"husband", r"boss", r"manager", r"cowork\w*", r"colleague",
+                        r"argu\w*", r"fight", r"dat(?:e|ing)", r"texted", r"family", r"niece",
+                        r"nephew", r"landlord", r"roommate", r"ex"),
     "boundary": _rx(r"don't call me", r"never call me", r"boundar\w*", r"uncomfortable",
                     r"don't (?:bring up|mention|talk about)"),
 }
@@ -275,6 +279,8 @@ time way day days just even back kind sort bit little quite pretty u ur im ive d
 remember recall recommend recommended suggest suggested idea ideas name names believe wonder
 imagine hope doing going usually too
 """)
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]+'(?!\w)|\"[^\"\n]+\"|“[^”\n]+”")
+"""Quoted text is material to work on ("make 'we gotta fix this' formal"), not about the user."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+")
 
 
@@ -330,7 +336,7 @@ _ABOUT_STATE = _rx(r"doing", r"feeling", r"going", r"up to", r"holding up")
 def _find_cues(text: str, entities: Sequence[str]) -> list[tuple[str, float]]:
     """Signals that the answer lives in long-term memory, each with a weight in (0, 1)."""
     cues: list[tuple[str, float]] = []
-    about_user = bool(_FIRST_PERSON_ANY.search(text))
+    about_user = bool(_FIRST_PERSON_ANY.search(text) or _KIN.search(text))
     question = _is_question(text)
     if m := _MEMORY_CUE.search(text):
         cues.append((f"memory cue {m.group(0).lower()!r}", 0.9))
@@ -340,7 +346,7 @@ def _find_cues(text: str, entities: Sequence[str]) -> list[tuple[str, float]]:
         cues.append(("refers to the user's past", 0.6))
     if _SUGGEST.search(text) and _PREF_DOMAIN.search(text):
         cues.append((_SUGGESTION, 0.7))
-    if question and _FIRST_PERSON.search(text):
+    if question and _FIRST_PERSON.search(text) and not _HOW_TO.match(text):
         cues.append(("question about the user's own life", 0.6))
     if entities and (about_user or question and (_SCOPE_RECENT.search(text)
                                                  or _ABOUT_STATE.search(text))):
@@ -428,7 +434,7 @@ def plan_offline(
     """Deterministic rules: look for memory cues in ``message``; if there are some, skip
     anyway when the window, summary or pins already hold what the answer needs.
     ``window`` is the recent message texts, oldest first."""
-    text = message.strip()
+    text = _QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
     cues = _find_cues(text, entities)
@@ -446,4 +452,4 @@ def plan_offline(
         miss *= 1 - weight
     return RetrievalPlan(
         True, _memory_types(text, entities, names), ("user", *entities), _time_scope(text),
-        search_query(text), round(min(0.95, 1 - miss), 2), "; ".join(names))
+        search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names))

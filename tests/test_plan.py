@@ -95,6 +95,22 @@ def test_a_name_already_in_the_window_does_not_trigger_a_search_by_itself() -> N
     assert not plan_offline("Kofi just called me back!", window).need_retrieval
 
 
+def test_how_to_questions_and_quoted_text_are_not_about_the_user() -> None:
+    assert not plan_offline("How do I get wax out of a tablecloth?", UNRELATED).need_retrieval
+    assert not plan_offline("Make this polite: 'I told you my rent is late again'",
+                            UNRELATED).need_retrieval
+    assert plan_offline("How do I tell my sister I'm moving?", UNRELATED).need_retrieval
+
+
+@pytest.mark.parametrize("message", [
+    "Oh no, Grandpa is back in the hospital.",
+    "What was that podcast you told me about?",
+    "Mum's visiting Sunday, what should we bake?",
+])
+def test_indirect_references_to_the_users_life_trigger_a_search(message: str) -> None:
+    assert plan_offline(message, UNRELATED).need_retrieval
+
+
 @pytest.mark.parametrize("message, scope", [
     ("Is Jun still working at the hospital?", "most_recent"),
     ("Where do I live now, do you remember?", "most_recent"),
