@@ -78,11 +78,12 @@ def test_sessions_have_ids_on_distinct_days(scenario):
 
 def test_plants_sit_at_the_stated_indices(scenario):
     msgs = scenario.messages()
-    assert PLANT_POINTS == {p.index for p in PLANTED if p.kind == "plant"}
-    for p in PLANTED:
+    assert PLANT_POINTS == {p.index for p in scenario.planted if p.kind == "plant"}
+    assert [p.index for p in scenario.planted] == [p.index for p in PLANTED]
+    for p in scenario.planted:
         assert msgs[p.index]["role"] == "user"
         assert msgs[p.index]["content"] == p.content
-    for probe in PROBES:
+    for probe in scenario.probes:
         text = msgs[probe.planted_at]["content"]
         assert probe.planted_at in PLANT_POINTS
         if probe.updated_at is None:
@@ -99,8 +100,8 @@ def test_at_least_three_updates_and_several_card_types():
     assert {"fact", "preference", "plan", "relationship", "boundary"} <= {p.card_type for p in PROBES}
 
 
-def test_probe_questions_do_not_give_the_answer_away():
-    for probe in PROBES:
+def test_probe_questions_do_not_give_the_answer_away(scenario):
+    for probe in scenario.probes:
         assert not any(mentions(probe.question, k) for k in probe.expected + probe.outdated), probe.id
 
 
@@ -182,8 +183,25 @@ def test_score_flags_outdated_value_next_to_the_current_one():
     assert not judge_probe("Now a nurse.", JOB).also_stale
 
 
+def test_plan_dates_are_real_and_still_ahead_when_asked(scenario):
+    dentist = next(p for p in scenario.probes if p.id == "dentist")
+    msgs = scenario.messages()
+    plant, update = msgs[dentist.planted_at]["content"], msgs[dentist.updated_at]["content"]
+    thu = re.search(r"Thursday (\d+) (\w+)", plant)
+    fri = re.search(r"Friday (\d+) (\w+)", update)
+    assert thu and fri
+    thu_date = dt.datetime.strptime(f"{thu[1]} {thu[2]} 2026", "%d %B %Y").date()
+    fri_date = dt.datetime.strptime(f"{fri[1]} {fri[2]} 2026", "%d %B %Y").date()
+    assert thu_date.weekday() == 3 and fri_date == thu_date + dt.timedelta(days=1)
+    assert thu_date > scenario.probe_start.date()
+    assert score_probe(f"Dentist moved to {fri_date.isoformat()}.", dentist) == "recalled"
+    assert score_probe(f"Dentist on {thu_date.day} {thu_date:%B}.", dentist) == "stale"
+    assert score_probe("Dentist moved to Fri.", dentist) == "missed"
+
+
 def test_keyword_match_is_wordish():
     assert mentions("two PEANUTS", "peanut")
     assert not mentions("peanutty", "peanut")
     assert not mentions("the nursery", "nurse")
     assert mentions("Fleetwood  Mac", "fleetwood mac")
+    assert mentions("on Fri 16 Oct", "Friday|16 Oct") and not mentions("16 October", "Friday|16 Oct")

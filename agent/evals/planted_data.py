@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -31,7 +31,11 @@ START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.UTC)
 
 @dataclass(frozen=True)
 class Probe:
-    """One question asked in the final session, with the keywords that prove recall."""
+    """One question asked in the final session, with the keywords that prove recall.
+
+    ``expected``: every keyword must appear for "recalled"; ``outdated``: any of them means
+    the superseded value reached the context. A keyword ``a|b`` accepts either form.
+    """
 
     id: str
     question: str
@@ -90,13 +94,13 @@ PLANTED: tuple[Planted, ...] = (
             "We finally moved to Bristol last weekend! The new flat is still full of boxes.",
             "Welcome to Bristol! Unpacking can wait, have you found a good local café yet?"),
     Planted(900, "plant", ("dentist", "horror"),
-            "I've got a dentist appointment on Thursday morning and I'm dreading it. Also, "
+            "I've got a dentist appointment on {thursday} at 9 and I'm dreading it. Also, "
             "please don't ever suggest horror films to me, they give me nightmares for weeks.",
-            "Got it: no horror films, ever. And good luck at the dentist on Thursday, it's "
+            "Got it: no horror films, ever. And good luck at the dentist on {thursday}, it's "
             "usually quicker than the dread."),
     Planted(950, "update", ("dentist",),
-            "The dentist rang, my appointment got moved to Friday. More time to dread it, great.",
-            "Friday it is then. Maybe plan something nice for afterwards?"),
+            "The dentist rang, my appointment got moved to {friday}. More time to dread it, great.",
+            "{friday} it is then. Maybe plan something nice for afterwards?"),
 )
 
 PROBES: tuple[Probe, ...] = (
@@ -110,15 +114,18 @@ PROBES: tuple[Probe, ...] = (
           ["Bristol"], ["Leeds"], 500, 760, "fact"),
     Probe("band", "Any idea what music I'd want for a long drive?",
           ["Fleetwood"], [], 500, None, "preference"),
-    Probe("dentist", "When is my dentist appointment?", ["Friday"], ["Thursday"], 900, 950, "plan"),
+    Probe("dentist", "When is my dentist appointment?", ["Friday|{fri_iso}|{fri_dm}"],
+          ["Thursday|{thu_iso}|{thu_dm}"], 900, 950, "plan"),
     Probe("horror", "Pick a film for me to watch tonight?", ["horror"], [], 900, None, "boundary"),
 )
 
 FACT_WORDS: tuple[str, ...] = tuple(sorted(
-    {w for p in PROBES for w in (*p.expected, *p.outdated)}
-    | {"allergic", "allergy", "sister", "dog", "dentist", "nightmare"}
+    {w for p in PROBES for k in (*p.expected, *p.outdated) for w in k.split("|") if "{" not in w}
+    | {"allergic", "allergy", "sister", "dog", "dentist", "nightmare", "Monday", "Tuesday",
+       "Wednesday", "Saturday", "Sunday"}
 ))
-"""Words small talk must never contain: every probe keyword plus the facts' giveaway words."""
+"""Words small talk must never contain: every probe keyword (each alternative of a
+``a|b`` keyword) plus the facts' giveaway words; no weekday at all, so dates stay unambiguous."""
 
 
 # -- the scenario ---------------------------------------------------------------------------
@@ -147,7 +154,7 @@ class PlantedScenario:
         return _jsonl(self.messages())
 
     def probe_message(self, probe: Probe) -> dict[str, str]:
-        """The probe as a user message of the final, new session (one minute per probe)."""
+        """The probe as a user message of the final, new session (two minutes apart)."""
         i = self.probes.index(probe)
         ts = self.probe_start + dt.timedelta(minutes=2 * i)
         return {"role": "user", "content": probe.question, "ts": _iso(ts),
@@ -156,26 +163,43 @@ class PlantedScenario:
 
 def generate_planted(seed: int = 7, n_messages: int = 1000, n_sessions: int = 20,
                      start: dt.datetime = START) -> PlantedScenario:
-    """Build the scenario. Same seed, same scenario; plants never depend on the seed."""
+    """Build the scenario. Same seed, same scenario. Plants never depend on the seed: their
+    indices and text are fixed, and the dentist's dates follow from ``start`` alone."""
     if n_messages % 2 or n_sessions < 1 or n_messages < 2 * n_sessions:
         raise BadInputError("n_messages must be even and allow one exchange per session")
     if max(p.index for p in PLANTED) >= n_messages:
         raise BadInputError(f"n_messages={n_messages} is too small for the plant at "
-                         f"{max(p.index for p in PLANTED)}")
+                            f"{max(p.index for p in PLANTED)}")
     rng = random.Random(seed)
     lengths = _session_lengths(rng, n_messages, n_sessions)
     days = _session_starts(rng, start, n_sessions)
+    probe_start = (days[-1] + dt.timedelta(days=1)).replace(hour=19, minute=0, second=0)
+    dates = _plan_dates(probe_start.date())
+    planted = tuple(replace(p, content=p.content.format(**dates), reply=p.reply.format(**dates))
+                    for p in PLANTED)
+    probes = tuple(replace(p, expected=[k.format(**dates) for k in p.expected],
+                           outdated=[k.format(**dates) for k in p.outdated]) for p in PROBES)
     talk = _SmallTalk(rng, _bank())
-    plants = {p.index: p for p in PLANTED}
+    plants = {p.index: p for p in planted}
     sessions: list[list[dict[str, str]]] = []
     index = 0
     for length, begin in zip(lengths, days):
         sid = f"s-{begin:%Y%m%d}-01"
         sessions.append(_session(rng, talk, plants, index, length, begin, sid))
         index += length
-    last = _parse_ts(sessions[-1][-1]["ts"])
-    probe_start = (last + dt.timedelta(days=1)).replace(hour=19, minute=0, second=0)
-    return PlantedScenario(sessions, PLANTED, PROBES, f"s-{probe_start:%Y%m%d}-01", probe_start)
+    return PlantedScenario(sessions, planted, probes, f"s-{probe_start:%Y%m%d}-01", probe_start)
+
+
+def _plan_dates(probe_day: dt.date) -> dict[str, str]:
+    """The dentist's Thursday and Friday: the first Thursday at least 3 days after the probes,
+    so the plan is still in the future when it is asked about. Keywords leave out "Thu"/"Fri":
+    a context that labels messages with short weekdays would match them by accident."""
+    thu = probe_day + dt.timedelta(days=3 + (3 - (probe_day + dt.timedelta(days=3)).weekday()) % 7)
+    fri = thu + dt.timedelta(days=1)
+    return {"thursday": f"Thursday {thu.day} {thu:%B}", "friday": f"Friday {fri.day} {fri:%B}",
+            "thu_iso": thu.isoformat(), "fri_iso": fri.isoformat(),
+            "thu_dm": f"{thu.day} {thu:%b}|{thu.day} {thu:%B}",
+            "fri_dm": f"{fri.day} {fri:%b}|{fri.day} {fri:%B}"}
 
 
 def _session(rng: random.Random, talk: _SmallTalk, plants: dict[int, Planted], first: int,
@@ -210,13 +234,11 @@ def _session_lengths(rng: random.Random, n_messages: int, n_sessions: int) -> li
 
 
 def _session_starts(rng: random.Random, start: dt.datetime, n: int) -> list[dt.datetime]:
-    """Session start times on strictly later days (1–3 days apart, morning to evening)."""
-    out = [start]
+    """One session every other day (the calendar never depends on the seed, so the plants'
+    dates do not either); the time of day, morning to evening, does."""
     day = start.replace(hour=0, minute=0, second=0, microsecond=0)
-    for _ in range(n - 1):
-        day += dt.timedelta(days=rng.randint(1, 3))
-        out.append(day + dt.timedelta(hours=rng.randint(7, 20), minutes=rng.randrange(60)))
-    return out
+    return [start] + [day + dt.timedelta(days=2 * i, hours=rng.randint(7, 20),
+                                         minutes=rng.randrange(60)) for i in range(1, n)]
 
 
 # -- small talk -----------------------------------------------------------------------------
@@ -295,10 +317,16 @@ class _SmallTalk:
 
 
 def mentions(text: str, keyword: str) -> bool:
-    """Word-ish, case-insensitive match: ``peanut`` matches "Peanuts" but not "peanutty"."""
-    words = r"\s+".join(re.escape(w) for w in keyword.split())
-    pattern = rf"(?<![A-Za-z0-9]){words}(?:s|es|'s|\u2019s)?(?![A-Za-z0-9])"
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    """Word-ish, case-insensitive match: ``peanut`` matches "Peanuts" but not "peanutty".
+
+    ``a|b`` matches either alternative, so a plan can be recalled as "Friday" or as the
+    date a dream resolved it to ("2026-10-16")."""
+    for alternative in keyword.split("|"):
+        words = r"\s+".join(re.escape(w) for w in alternative.split())
+        pattern = rf"(?<![A-Za-z0-9]){words}(?:s|es|'s|\u2019s)?(?![A-Za-z0-9])"
+        if words and re.search(pattern, text, re.IGNORECASE):
+            return True
+    return False
 
 
 def judge_probe(context_text: str, probe: Probe) -> ProbeScore:
@@ -320,10 +348,6 @@ def score_probe(context_text: str, probe: Probe) -> Outcome:
 
 def _iso(ts: dt.datetime) -> str:
     return ts.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _parse_ts(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text)
 
 
 def _jsonl(messages: list[dict[str, str]]) -> str:
