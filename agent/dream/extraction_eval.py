@@ -1,0 +1,273 @@
+"""Score a dream extractor against the labelled windows in ``data/extraction_set.json``.
+
+Extraction is evaluated on its own (the seed articles' lesson: evaluate each layer
+separately), with precision as well as recall, because an extractor that writes every
+possible card wins recall and loses everything else — each extra card is a distractor at
+retrieval time.
+
+Matching: a produced card (write, supersede or merge op) matches a reference card when the
+types are compatible, every reference keyword appears in its body or entities
+(case-insensitive; ``a|b`` means either) and, when the reference gives ``expires`` or
+``valid_from``, the dates are equal. Cards are paired one-to-one by maximum bipartite
+matching. Supersede and merge targets and retired plans (expire or close: both say "no
+longer live") are scored as sets.
+
+Run ``python -m agent.dream.extraction_eval`` for the offline extractor's table and one JSON line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agent.dream.ops import (
+    CardOp, CloseOp, ExpireOp, Extraction, MergeOp, SupersedeOp, WriteOp,
+)
+from memfs.cards import Card
+from memfs.errors import BadInputError, CardParseError
+
+DATA_PATH = Path(__file__).parent / "data" / "extraction_set.json"
+COMPATIBLE = {frozenset({"fact", "relationship"}), frozenset({"fact", "event"}),
+              frozenset({"preference", "boundary"}), frozenset({"fact", "preference"})}
+
+Extractor = Callable[[Sequence[Any], Sequence[Card], str, dt.datetime], Extraction]
+
+
+@dataclass(frozen=True)
+class EvalMessage:
+    session: str
+    turn: int
+    role: str
+    content: str
+    ts: dt.datetime
+
+
+@dataclass(frozen=True)
+class EvalWindow:
+    id: str
+    split: str
+    now: dt.datetime
+    summary: str
+    messages: tuple[EvalMessage, ...]
+    cards: tuple[Card, ...]
+    expected: dict[str, Any]
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def add(self, other: Counts) -> None:
+        self.tp, self.fp, self.fn = self.tp + other.tp, self.fp + other.fp, self.fn + other.fn
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass
+class WindowScore:
+    id: str
+    split: str
+    cards: Counts
+    targets: dict[str, Counts]
+    unmatched_produced: list[str] = field(default_factory=list)
+    missed_reference: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    windows: list[WindowScore]
+
+    def cards(self, split: str | None = None) -> Counts:
+        total = Counts()
+        for w in self.windows:
+            if split is None or w.split == split:
+                total.add(w.cards)
+        return total
+
+    def targets(self, kind: str, split: str | None = None) -> Counts:
+        total = Counts()
+        for w in self.windows:
+            if split is None or w.split == split:
+                total.add(w.targets[kind])
+        return total
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for split in (None, *sorted({w.split for w in self.windows})):
+            c = self.cards(split)
+            out[split or "all"] = {
+                "precision": round(c.precision, 3), "recall": round(c.recall, 3), "f1": round(c.f1, 3),
+                "produced": c.tp + c.fp, "reference": c.tp + c.fn,
+                **{f"{k}_accuracy": round(_jaccard(self.targets(k, split)), 3) for k in TARGET_KINDS},
+            }
+        return out
+
+
+TARGET_KINDS = ("supersede", "retire", "merge")
+
+
+def _jaccard(c: Counts) -> float:
+    return c.tp / (c.tp + c.fp + c.fn) if c.tp + c.fp + c.fn else 1.0
+
+
+# -- loading --------------------------------------------------------------------------------------
+
+
+def load_dataset(path: Path | str = DATA_PATH) -> list[EvalWindow]:
+    """Read the labelled set; errors name the window and field."""
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    return [_window(w, str(path)) for w in raw["windows"]]
+
+
+def _ts(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(dt.timezone.utc)
+
+
+def _card(data: dict[str, Any], where: str) -> Card:
+    """A card dict from the set, parsed exactly as a card file would be."""
+    meta = {k: v for k, v in data.items() if k != "body"}
+    text = "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n" + data["body"] + "\n"
+    return Card.from_text(text, f"{where}:{data.get('id', '?')}")
+
+
+def _window(w: dict[str, Any], path: str) -> EvalWindow:
+    where = f"{path}#{w.get('id', '?')}"
+    try:
+        messages = tuple(EvalMessage(m["session"], m["turn"], m["role"], m["content"], _ts(m["ts"]))
+                         for m in w["messages"])
+        cards = tuple(_card(c, where) for c in w["existing_cards"])
+        return EvalWindow(w["id"], w.get("split", "tune"), _ts(w["now"]), w.get("summary", ""),
+                          messages, cards, w["expected"])
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, CardParseError):
+            raise
+        raise BadInputError(f"{where}: malformed window ({exc!r})") from None
+
+
+# -- scoring ----------------------------------------------------------------------------------------
+
+
+def card_matches(op: CardOp, ref: dict[str, Any]) -> bool:
+    """Does a produced card satisfy one reference card?"""
+    types = set(ref.get("types") or [ref["type"]])
+    if op.type not in types and not any(frozenset({op.type, t}) in COMPATIBLE for t in types):
+        return False
+    text = (op.body + " " + " ".join(op.entities)).lower()
+    if not all(any(alt.lower() in text for alt in kw.split("|")) for kw in ref["keywords"]):
+        return False
+    for name in ("expires", "valid_from"):
+        want = ref.get(name)
+        got = getattr(op, name)
+        if want and (got is None or got.isoformat() != want):
+            return False
+    return True
+
+
+def _match(produced: list[CardOp], refs: list[dict[str, Any]]) -> dict[int, int]:
+    """Maximum bipartite matching reference -> produced (Kuhn's algorithm; sets are tiny)."""
+    owner: dict[int, int] = {}
+
+    def augment(r: int, seen: set[int]) -> bool:
+        for p, op in enumerate(produced):
+            if p not in seen and card_matches(op, refs[r]):
+                seen.add(p)
+                if p not in owner or augment(owner[p], seen):
+                    owner[p] = r
+                    return True
+        return False
+
+    for r in range(len(refs)):
+        augment(r, set())
+    return owner
+
+
+def _set_counts(got: set[Any], want: set[Any]) -> Counts:
+    return Counts(tp=len(got & want), fp=len(got - want), fn=len(want - got))
+
+
+def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
+    produced: list[CardOp] = [op for op in extraction.ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
+    refs: list[dict[str, Any]] = window.expected["cards"]
+    owner = _match(produced, refs)
+    exp = window.expected
+    targets = {
+        "supersede": _set_counts({op.old_id for op in extraction.ops if isinstance(op, SupersedeOp)},
+                                 set(exp.get("supersede", []))),
+        "retire": _set_counts({op.id for op in extraction.ops if isinstance(op, (ExpireOp, CloseOp))},
+                              set(exp.get("retire", []))),
+        "merge": _set_counts({frozenset(op.ids) for op in extraction.ops if isinstance(op, MergeOp)},
+                             {frozenset(m) for m in exp.get("merge", [])}),
+    }
+    matched_refs = set(owner.values())
+    return WindowScore(
+        id=window.id, split=window.split,
+        cards=Counts(tp=len(owner), fp=len(produced) - len(owner), fn=len(refs) - len(owner)),
+        targets=targets,
+        unmatched_produced=[f"{op.type}: {op.body}" for p, op in enumerate(produced) if p not in owner],
+        missed_reference=[f"{r['type']}: {r['keywords']}" + (f" expires {r['expires']}" if r.get("expires") else "")
+                          for i, r in enumerate(refs) if i not in matched_refs],
+    )
+
+
+def score_extraction(extractor: Extractor, dataset: Sequence[EvalWindow]) -> Report:
+    """Run ``extractor`` on every window and score it against the references."""
+    return Report([score_window(extractor(w.messages, w.cards, w.summary, w.now), w) for w in dataset])
+
+
+# -- entry point --------------------------------------------------------------------------------------
+
+
+def format_table(report: Report) -> str:
+    rows = [f"{'window':32} {'split':8} {'P':>5} {'R':>5} {'prod':>4} {'ref':>4} {'sup':>7} {'ret':>7} {'mrg':>7}"]
+    for w in report.windows:
+        c = w.cards
+        t = {k: f"{w.targets[k].tp}/{w.targets[k].tp + w.targets[k].fn}+{w.targets[k].fp}" for k in TARGET_KINDS}
+        rows.append(f"{w.id:32} {w.split:8} {c.precision:5.2f} {c.recall:5.2f} {c.tp + c.fp:4d} "
+                    f"{c.tp + c.fn:4d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7}")
+    for split, numbers in report.as_json().items():
+        rows.append(f"{split:>10}: precision {numbers['precision']:.3f}  recall {numbers['recall']:.3f}  "
+                    f"f1 {numbers['f1']:.3f}  supersede {numbers['supersede_accuracy']:.2f}  "
+                    f"retire {numbers['retire_accuracy']:.2f}  merge {numbers['merge_accuracy']:.2f}")
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the offline extractor's scores: a table, then one JSON line."""
+    from agent.dream.extract_offline import extract_offline
+
+    verbose = bool(argv) and "-v" in argv  # type: ignore[operator]
+    report = score_extraction(extract_offline, load_dataset())
+    print(format_table(report))
+    if verbose:
+        for w in report.windows:
+            for line in w.unmatched_produced:
+                print(f"  {w.id} EXTRA  {line}")
+            for line in w.missed_reference:
+                print(f"  {w.id} MISSED {line}")
+    print(json.dumps({"extractor": "offline", **report.as_json()}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
