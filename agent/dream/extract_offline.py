@@ -168,7 +168,7 @@ def third_person(text: str) -> str:
     ]
     for pattern, repl in rules:
         text = re.sub(pattern, repl, text, flags=re.I)
-    text = re.sub(r"\b(hav|go|mis)s?s\b", lambda m: {"hav": "has", "go": "goes", "mis": "misses"}[m.group(1)], text)
+    text = re.sub(r"\b(haves|gos|misss)\b", lambda m: {"haves": "has", "gos": "goes", "misss": "misses"}[m.group(1)], text)
     first = text.find("the user")
     if first != -1:
         head, tail = text[:first + 8], text[first + 8:]
