@@ -50,9 +50,9 @@ JOBS = ("nurse|teacher|engineer|developer|programmer|designer|accountant|lawyer|
         "veterinarian|professor|tutor|freelancer|intern|receptionist|farmer|pilot|nanny|recruiter|"
         "social worker|police officer|carer|caregiver|midwife|surgeon|paralegal|clerk|baker")
 PARTNER_RELS = ("wife|husband|partner|girlfriend|boyfriend|fiancée|fiancee|fiancé|fiance|spouse")
-FAMILY_RELS = ("sister|brother|mom|mum|mother|dad|father|son|daughter|grandma|grandmother|"
+FAMILY_RELS = ("best friend|friend|buddy|bestie|roommate|sister|brother|mom|mum|mother|dad|father|son|daughter|grandma|grandmother|"
                "grandpa|grandfather|aunt|uncle|cousin|niece|nephew|mother-in-law|father-in-law|"
-               "sister-in-law|brother-in-law|stepmom|stepdad|stepmother|stepfather|best friend|twin")
+               "sister-in-law|brother-in-law|stepmom|stepdad|stepmother|stepfather|twin")
 CONDITIONS = ("type 1 diabetes|type 2 diabetes|diabetes|asthma|adhd|autism|depression|anxiety|"
               "migraines|epilepsy|cancer|celiac disease|celiac|crohn's|ibs|arthritis|insomnia|ptsd|"
               "ocd|bipolar disorder|bipolar|high blood pressure|a heart condition|long covid|"
@@ -87,8 +87,8 @@ SYNONYMS = {"grandma": "grandmother", "granny": "grandmother", "grandpa": "grand
             "mom": "mother", "mum": "mother", "dad": "father", "exams": "exam", "tickets": "ticket"}
 PAST = re.compile(r"\b(was|were|did|went|broke|hurt|passed|yesterday|last night|last week|ago|"
                   r"used to|got back|came back)\b", re.I)
-HYPOTHETICAL = re.compile(r"\b(if i|i'd|i would|would you|imagine|what if|hypothetically|"
-                          r"pretend|in a story)\b", re.I)
+HYPOTHETICAL = re.compile(r"\b(if i (?:had|were|was|could|did|won|lived|didn't|got)|i'd|i would|would you|"
+                          r"imagine|what if|hypothetically|pretend|in a story|someday|one day)\b", re.I)
 NAME = r"(?-i:[A-Z][a-zA-Z'-]+)"
 NAMES = NAME + r"(?: (?-i:(?:&|[A-Z][a-zA-Z'-]+)))*"
 NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No", "Yeah", "Hey",
@@ -402,7 +402,7 @@ def _a(noun: str) -> str:
 
 def rule_name(s: str, ctx: Context) -> Iterator[Candidate]:
     m = re.search(rf"\b(?:my name is|my name's|call me|i go by)\s+({NAME})", s, _Q)
-    if m and _is_name(m.group(1)) and not re.search(r"\b(?:don't|do not|never|stop)\b", s, _Q):
+    if m and _is_name(m.group(1)) and not re.search(r"\b(?:don't|do not|never|stop)\s+(?:\w+\s+)?call", s, _Q):
         yield _cand(ctx, ("name", ""), "fact", f"The user's name is {m.group(1)}.",
                     value=m.group(1).lower(), salience=0.7)
 
@@ -410,7 +410,8 @@ def rule_name(s: str, ctx: Context) -> Iterator[Candidate]:
 def rule_pet(s: str, ctx: Context) -> Iterator[Candidate]:
     patterns = [
         rf"\bmy (?:old |little |new |sweet )?({SPECIES})(?:'s name is| is named| is called| named| called|,)? ({NAME})",
-        rf"\bI (?:have|had|adopted|got|just got|just adopted) (?:a|an) (?:\w+ )?({SPECIES}) (?:named|called) ({NAME})",
+        rf"\b(?:I|we) (?:have|had|adopted|got|just got|just adopted) (?:a|an|another) (?:\w+ )?({SPECIES})\b"
+        rf"[^.!?]*?(?:named|called|(?:her|his|its) name is) ({NAME})",
     ]
     for pattern in patterns:
         m = re.search(pattern, s, _Q)
@@ -456,8 +457,9 @@ def rule_job(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def rule_quit(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\bI (?:just |finally |officially )?(?:quit|resigned|handed in my notice|gave my notice|"
-                  r"put in my notice|got fired|was fired|got laid off|was laid off|lost my job|left my job)\b", s, _Q)
+    m = re.search(r"\bI (?:just |finally |officially )?(?:(?:quit|left) (?:my job|my position|work\b|the company)|"
+                  r"resigned|handed in my notice|gave my notice|put in my notice|got fired|was fired|"
+                  r"got laid off|was laid off|lost my job)", s, _Q)
     if m:
         body = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
         yield _cand(ctx, ("job", ""), "event", body, value="quit", ends=True, salience=0.75,
@@ -498,6 +500,11 @@ def rule_health(s: str, ctx: Context) -> Iterator[Candidate]:
         when = f" (diagnosed by {ctx.msg.ts.date().isoformat()})" if "diagnos" in s.lower() else ""
         yield _cand(ctx, ("health", norm_key(m.group(1))), "fact", f"The user has {m.group(1).lower()}{when}.",
                     value="yes", salience=0.9)
+    m = re.search(r"\bI(?:'m| am) (celiac|coeliac|diabetic|asthmatic|epileptic|autistic|dyslexic|deaf|"
+                  r"hard of hearing|colorblind|colourblind|bipolar|pregnant|anemic|anaemic)\b", s, _Q)
+    if m:
+        yield _cand(ctx, ("health", norm_key(m.group(1))), "fact", f"The user is {m.group(1).lower()}.",
+                    value="yes", salience=0.9)
     m = re.search(rf"\bI(?:'m| am) (?:a )?({DIETS})\b", s, _Q)
     if m:
         yield _cand(ctx, ("diet", ""), "fact", f"The user is {m.group(1).lower()}.", value=m.group(1).lower(),
@@ -514,6 +521,56 @@ def rule_injury(s: str, ctx: Context) -> Iterator[Candidate]:
         body = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
         yield _cand(ctx, ("injury", m.group(1).lower()), "event", body, value="hurt", salience=0.7,
                     valid_from=ctx.msg.ts.date())
+
+
+def rule_hobby(s: str, ctx: Context) -> Iterator[Candidate]:
+    """Passions and habits: "I'm obsessed with X", "I go bouldering three times a week"."""
+    m = re.search(r"\bI(?:'m| am) (?:(?:really|totally|kind of|so) )?(obsessed with|into|passionate about|"
+                  r"addicted to|hooked on) ([a-z][a-z' -]*?)" + _END, s, _Q)
+    if m and (obj := _object(m.group(2))):
+        yield _cand(ctx, ("pref", norm_key(obj)), "preference", f"The user is {m.group(1).lower()} {obj}.",
+                    value="like", salience=0.55)
+        return
+    m = re.search(r"\bI (?:go|do|play|practice|practise) ([a-z]+(?:ing)?(?: [a-z]+)?) (?:every (?:day|week|morning|"
+                  r"weekend|night)|most (?:days|mornings|weekends)|(?:once|twice|three times|four times|\w+ times) a "
+                  r"(?:week|month|day))", s, _Q)
+    if m and (obj := _object(m.group(1))):
+        yield _cand(ctx, ("pref", norm_key(obj)), "preference", tidy(third_person(m.group(0))),
+                    value="like", salience=0.55)
+
+
+def rule_fear(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(r"\bI(?:'m| am) (?:(?:really|actually|so|super|deeply) )?(terrified|scared|afraid|frightened|"
+                  r"phobic) of ([a-z][a-z' -]*?)" + _END, s, _Q)
+    if m and (obj := _object(m.group(2))):
+        yield _cand(ctx, ("fear", norm_key(obj)), "fact", f"The user is {m.group(1).lower()} of {obj}.",
+                    value="yes", salience=0.75)
+
+
+def rule_milestone(s: str, ctx: Context) -> Iterator[Candidate]:
+    """Accomplishments and family emergencies: events the user will expect remembered."""
+    done = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won)\b"
+                     r"(?! away)", s, _Q)
+    family = re.search(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})\b[^.!?]*?\b(in the hospital|had a stroke|"
+                       rf"had a heart attack|had an accident|was in an accident|has cancer|was diagnosed|"
+                       rf"had surgery|is sick|fell)\b", s, _Q)
+    m = done or family
+    if m is None:
+        return
+    told = ctx.msg.content if family else s
+    text = tidy(third_person(told))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+    key = (m.group(1) + ":" + m.group(2)) if family else m.group(1)
+    yield _cand(ctx, ("event", norm_key(key)), "event", text, value="yes", salience=0.85 if family else 0.75,
+                valid_from=ctx.msg.ts.date(), entities=("user", *names_in(" " + s)))
+
+
+def rule_habit_change(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(r"\bI (?:just |recently |finally )?(switched to|gave up|quit|stopped|cut out|started) "
+                  r"([a-z][a-z' -]*?)(?=\s+(?:last|this|a|two|three|and|but|so|because)\b|[,.!?;]|$)", s, _Q)
+    if m and (obj := _object(m.group(2))) and not re.match(r"(?:my job|work|my position|the company)", obj, _Q):
+        yield _cand(ctx, ("habit", norm_key(obj)), "preference",
+                    f"The user {m.group(1).lower()} {obj} (as of {ctx.msg.ts.date().isoformat()}).",
+                    value=m.group(1).lower(), salience=0.55)
 
 
 # -- sentence rules: people -----------------------------------------------------------------------
@@ -622,6 +679,13 @@ def rule_boundary(s: str, ctx: Context) -> Iterator[Candidate]:
         word = (m.group(1) or m.group(2)).lower()
         yield _cand(ctx, ("boundary", "call:" + word), "boundary",
                     f"The user does not want to be called '{word}'.", value="no", salience=0.9)
+    m = re.search(r"\b(?:don't|do not|never|stop|please no) (?:use|using|send|sending) (?:any )?([a-z -]+?)"
+                  r"(?: with me| to me)?(?=[,.!?;]|$| they| it| because)", s, _Q) \
+        or re.search(r"\bnot want the assistant to use ([a-z -]+?)(?=[,.!?;]|$)", s, _Q)
+    if m and m.group(1).split()[0].lower() not in {"it", "that", "this", "the", "my"}:
+        thing = m.group(1).strip()
+        yield _cand(ctx, ("boundary", norm_key(thing)), "boundary",
+                    f"The user does not want the assistant to use {thing}.", value="no", salience=0.85)
     m = re.search(r"\b(?:don't|do not|never|stop) (?:bring up|bringing up|mention|mentioning|talk about|"
                   r"ask about|ask me about)\s+(.+?)(?=[.!?]|$)|\bnot want (.+?) brought up", s, _Q)
     if m:
@@ -636,7 +700,7 @@ def rule_boundary(s: str, ctx: Context) -> Iterator[Candidate]:
 
 _RESCHEDULE = re.compile(r"\b(?:moved|pushed|postponed|rescheduled|delayed|bumped|shifted|switched|"
                          r"changed)\b(?: back| up| forward)?(?: to| until| till| for)?\b|\bis now on\b", re.I)
-_CLOSE = re.compile(r"\b(cancel+ed|called off|is off|not going|won't be going|can't go|can't make it|"
+_CLOSE = re.compile(r"\b(cancel+ed|called off|bail(?:ed)? on|had to cancel|is off|not going|won't be going|can't go|can't make it|"
                     r"out of|pulled out of|skipped|done with|finished|passed|did|went to|handed in|"
                     r"submitted|got back from|aced|nailed)\b", re.I)
 _COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.I)
@@ -709,13 +773,13 @@ def find_closes(s: str, ctx: Context) -> Iterator[CloseOp]:
         return
     card = _best_plan(content_words(s), ctx.active)
     if card is not None:
-        cancelled = re.search(r"cancel|called off|is off|not going|won't|can't|out of|pulled", m.group(1), _Q)
+        cancelled = re.search(r"cancel|called off|bail|is off|not going|won't|can't|out of|pulled", m.group(1), _Q)
         yield CloseOp(id=card.id, reason=("cancelled" if cancelled else "done") + f": {s.strip()[:120]}")
 
 
 FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, rule_birthday,
               rule_health, rule_injury, rule_family, rule_partner_change, rule_preference,
-              rule_favorite, rule_boundary)
+              rule_favorite, rule_boundary, rule_hobby, rule_fear, rule_milestone, rule_habit_change)
 QUESTION_SAFE = (rule_boundary,)
 
 
@@ -786,7 +850,8 @@ def _partner_name(active: Sequence[Card]) -> str | None:
 def _walk(window: Sequence[MessageLike], active: Sequence[Card]) -> tuple[list[Candidate], list[CloseOp]]:
     cands: list[Candidate] = []
     closes: list[CloseOp] = []
-    people: list[str] = []
+    partner = _partner_name(active)
+    people: list[str] = [partner] if partner else []
     prev: list[tuple[MessageLike, list[Candidate]]] = []
     for msg in window:
         if msg.role != "user":
