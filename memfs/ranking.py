@@ -1,0 +1,199 @@
+"""The signals search fuses, and the fusion itself: pure functions over numpy arrays.
+
+Semantic similarity finds paraphrases ("a snack" → "peanut allergy"), BM25 finds rare
+exact words (a name, "vet"), entity match ties a question about Lin to records about Lin,
+recency prefers what was said lately without ever letting old important things fade to
+nothing (a floor), and salience lifts emotional or personal facts. Every signal is kept per
+hit so a person can see *why* a record came back (``--explain``).
+
+BM25 is our own small incremental index (``bm25s``'s tokenisation ideas, not its index):
+``bm25s`` rebuilds its whole sparse matrix to add one document, which at 100k messages
+costs seconds on every new message; postings here grow in place.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Floats = npt.NDArray[np.float32]
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+_NAME = re.compile(r"\b[A-Z][A-Za-z'-]+\b")
+STOPWORDS = frozenset("""
+a an and are as at be but by for if in into is it no not of on or such that the their then
+there these they this to was will with i me my we our you your he him his she her its do does
+did have has had can could would should am been being what which who whom how when where why
+so just about any some all up out from than too very also there's i'm it's let's hey hi oh
+""".split())
+COMMON_CAPITALISED = STOPWORDS | frozenset("""
+can could would should remember tell what when where why how who do does did is are was were
+please thanks thank yes no okay ok sure well so and but also maybe today tomorrow yesterday
+monday tuesday wednesday thursday friday saturday sunday january february march april may june
+july august september october november december the this that these those there here hello
+hi hey good great sorry user assistant let any some my our your his her their it its i'm
+""".split())
+
+
+def stem(word: str) -> str:
+    """A deliberately light suffix stripper: plurals and -ing/-ed, nothing clever."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stop words dropped, lightly stemmed terms."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words that look like names (lower-cased), for entity match."""
+    return {w.lower() for w in _NAME.findall(text) if w.lower() not in COMMON_CAPITALISED}
+
+
+class BM25:
+    """Okapi BM25 over documents numbered 0, 1, 2, ... in the order they were added.
+
+    Removal only corrects the statistics (document frequency, average length); callers
+    mask removed documents out of the scores, and rebuild when too many are dead.
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self.vocab: dict[str, int] = {}
+        self._docs: list[array[int]] = []
+        self._tfs: list[array[int]] = []
+        self._df: list[int] = []
+        self._lengths = array("f")
+        self._live = 0
+        self._total_length = 0.0
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def add(self, terms: Sequence[str]) -> int:
+        """Add one document's terms; returns its number."""
+        doc = len(self._lengths)
+        for term, tf in Counter(terms).items():
+            tid = self.vocab.get(term)
+            if tid is None:
+                tid = self.vocab[term] = len(self._df)
+                self._docs.append(array("i"))
+                self._tfs.append(array("i"))
+                self._df.append(0)
+            self._docs[tid].append(doc)
+            self._tfs[tid].append(tf)
+            self._df[tid] += 1
+        self._lengths.append(float(len(terms)))
+        self._live += 1
+        self._total_length += len(terms)
+        return doc
+
+    def forget(self, terms: Sequence[str]) -> None:
+        """Correct the statistics for a removed document that had ``terms``."""
+        for term in set(terms):
+            tid = self.vocab.get(term)
+            if tid is not None:
+                self._df[tid] = max(0, self._df[tid] - 1)
+        self._live = max(0, self._live - 1)
+        self._total_length = max(0.0, self._total_length - len(terms))
+
+    def scores(self, terms: Iterable[str]) -> Floats:
+        """BM25 of every document for the query ``terms`` (0 where no term occurs)."""
+        out = np.zeros(len(self._lengths), dtype=np.float32)
+        if not self._live:
+            return out
+        avgdl = max(self._total_length / self._live, 1.0)
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        for term in set(terms):
+            tid = self.vocab.get(term)
+            if tid is None or not self._df[tid]:
+                continue
+            df = self._df[tid]
+            idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+            docs = np.frombuffer(self._docs[tid], dtype=np.int32)
+            tf = np.frombuffer(self._tfs[tid], dtype=np.int32).astype(np.float32)
+            norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / avgdl)
+            out[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+            del docs, tf  # release the buffers so the postings can grow again
+        del lengths
+        return out
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each signal counts. Defaults were tuned on half of LongMemEval (see bench/)."""
+
+    semantic: float = 0.6
+    bm25: float = 0.3
+    entity: float = 0.1
+    recency: float = 0.1
+    salience: float = 0.1
+    type_match: float = 0.1
+    """Cards of a type the retrieval plan asked for (``memory_types``)."""
+    half_life_days: float = 30.0
+    recency_floor: float = 0.3
+    stale_factor: float = 0.6
+    """Stale and expired cards (only shown when asked for) keep this share of their score."""
+    newer_similar_factor: float = 0.8
+    """``most_recent``: a record with a newer, very similar record keeps this share."""
+    similar_threshold: float = 0.75
+
+
+def recency(age_days: Floats, half_life_days: float, floor: float) -> Floats:
+    """1.0 now, halving every ``half_life_days``, never below ``floor``."""
+    age = np.maximum(age_days, 0.0)
+    decay = np.power(0.5, age / half_life_days, dtype=np.float32)
+    return np.asarray(floor + (1.0 - floor) * decay, dtype=np.float32)
+
+
+def normalise_bm25(raw: Floats) -> Floats:
+    """Scale to [0, 1] by the best score for this query (BM25 has no absolute scale)."""
+    top = float(raw.max()) if raw.size else 0.0
+    return raw / top if top > 0 else np.zeros_like(raw)
+
+
+def entity_match(query_names: set[str], item_names: Sequence[frozenset[str]]) -> Floats:
+    """Share of the query's names that each item mentions."""
+    if not query_names:
+        return np.zeros(len(item_names), dtype=np.float32)
+    return np.array([len(query_names & n) / len(query_names) for n in item_names],
+                    dtype=np.float32)
+
+
+def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
+    """The weighted sum of the named signals (missing signals count as 0)."""
+    total = np.zeros_like(next(iter(signals.values())))
+    for name in ("semantic", "bm25", "entity", "recency", "salience", "type_match"):
+        if name in signals:
+            total = total + getattr(weights, name) * signals[name]
+    return total
+
+
+def top_candidates(scores: Sequence[Floats], pool: int) -> npt.NDArray[np.int64]:
+    """The union of each score array's ``pool`` best positions (-inf marks ineligible)."""
+    chosen: list[npt.NDArray[np.int64]] = []
+    for arr in scores:
+        n = min(pool, arr.size)
+        if n == 0:
+            continue
+        part = np.argpartition(-arr, n - 1)[:n]
+        chosen.append(part[np.isfinite(arr[part]) & (arr[part] > -1e30)])
+    if not chosen:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.concatenate(chosen))

@@ -1,0 +1,120 @@
+"""Shared test fixtures: an isolated environment for every test, and the fakes.
+
+Only the edges we cannot reach from here are faked (an LLM for mechanics tests); git,
+the file system and (in quality tests) the embedding model are real.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.llm.base import Completion, Message, Tool, ToolCall
+from memfs.store import MemoryPair, MemoryStore
+
+_SCRUBBED = ("MEMFS_USER", "MEMFS_CHARACTER", "MEMFS_LLM_PROVIDER", "MEMFS_LLM_MODEL",
+             "MEMFS_DREAM_PROVIDER", "MEMFS_DREAM_MODEL", "ANTHROPIC_API_KEY",
+             "MEMFS_OPENAI_BASE_URL", "OPENAI_BASE_URL", "MEMFS_RAISE_ERRORS", "EDITOR", "VISUAL",
+             "MEMFS_COMPACTION_TRIGGER", "MEMFS_DREAM_TRIGGER", "MEMFS_WINDOW_BUDGET",
+             "MEMFS_CONTEXT_BUDGET", "MEMFS_EMBED_MODEL")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own MEMFS_HOME and a neutral git identity; no keys leak in."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMFS_HOME", str(home))
+    for name in _SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "tester")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tester@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "tester")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tester@example.com")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return home
+
+
+class FakeLLM:
+    """Replays queued replies and records every call (simonw/llm's MockModel, for memfs).
+
+    ``enqueue("text")`` queues a text reply; ``enqueue(tool={"name": ..., "input": {...}})``
+    queues a tool call. With nothing queued it answers ``default``.
+    """
+
+    name = "fake"
+
+    def __init__(self, default: str = "ok") -> None:
+        self.default = default
+        self.queue: list[Completion] = []
+        self.calls: list[dict[str, Any]] = []
+
+    def enqueue(self, text: str = "", tool: dict[str, Any] | None = None) -> FakeLLM:
+        calls = [ToolCall(id=f"toolu_{len(self.queue)}", name=tool["name"], input=tool["input"])] \
+            if tool else []
+        self.queue.append(Completion(text=text, tool_calls=calls,
+                                     stop_reason="tool_use" if calls else "end_turn"))
+        return self
+
+    def complete(self, system: Sequence[str], messages: Sequence[Message], *,
+                 tools: Sequence[Tool] = (), tool_choice: str | None = None,
+                 max_tokens: int = 1024) -> Completion:
+        self.calls.append({"system": list(system), "messages": [dict(m) for m in messages],
+                           "tools": [t.name for t in tools], "tool_choice": tool_choice,
+                           "max_tokens": max_tokens})
+        return self.queue.pop(0) if self.queue else Completion(text=self.default)
+
+    def stream(self, system: Sequence[str], messages: Sequence[Message]) -> Iterator[str]:
+        text = self.complete(system, messages).text
+        for i in range(0, len(text), 8):
+            yield text[i:i + 8]
+
+
+@pytest.fixture
+def fake_llm() -> FakeLLM:
+    return FakeLLM()
+
+
+@pytest.fixture
+def store(isolated_env: Path) -> MemoryStore:
+    return MemoryStore(isolated_env)
+
+
+@pytest.fixture
+def pair(store: MemoryStore) -> MemoryPair:
+    return store.pair("alex", "mira")
+
+
+def card_text(card_id: str, body: str, **fields: Any) -> str:
+    """A valid card file, for tests that write cards by hand."""
+    meta = {"id": card_id, "type": "fact", "status": "active", "entities": ["user"],
+            "created": "2026-11-02T18:04:00Z", "salience": 0.5, **fields}
+    lines = ["---"] + [f"{k}: {json.dumps(v) if isinstance(v, (list, dict)) else v}"
+                       for k, v in meta.items()] + ["---", body, ""]
+    return "\n".join(lines)
+
+
+class CliResult:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run ``memfs ARGS`` in-process; returns exit code, stdout and stderr."""
+    from memfs.cli import main
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
