@@ -1,0 +1,76 @@
+"""The model-backed dream extractor: one forced tool call, then the same gate as everything else.
+
+The prompt (``templates/dream_prompt.md``) carries the lessons from the seed articles; the
+request lists the active cards with their ids (so the model can supersede, merge, expire and
+close them) and the window with ``[session:turn ts]`` prefixes (so it can cite provenance and
+resolve relative dates against each message's own timestamp). The answer is forced through
+``EXTRACTION_TOOL`` under a 2,048-token cap — the tool has no reasoning field, so the budget
+goes to ops — and validated by ``parse_ops``; dropped ops are logged, not fatal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from agent.dream.ops import (
+    EXTRACTION_TOOL, CardDraft, Extraction, MessageLike, extraction_from_json,
+)
+from agent.llm.base import LLM
+from agent.llm.structured import complete_json
+from memfs.cards import Card
+
+log = logging.getLogger(__name__)
+
+
+def dream_prompt() -> str:
+    """The extraction system prompt, ``templates/dream_prompt.md``."""
+    from memfs.assets import read_template
+
+    return read_template("dream_prompt.md")
+
+
+def extract_with_llm(llm: LLM, window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
+                     now: dt.datetime, *, max_tokens: int = 2048) -> Extraction:
+    """Ask ``llm`` what of ``window`` survives. Raises ``LLMError`` if no usable answer came back."""
+    active = [c for c in cards if c.status == "active"]
+    request = render_request(window, active, summary, now)
+    data = complete_json(llm, [dream_prompt()], [{"role": "user", "content": request}],
+                         EXTRACTION_TOOL, max_tokens=max_tokens)
+    extraction, dropped = extraction_from_json(data, {c.id for c in active})
+    for line in dropped:
+        log.warning("dream extraction (%s): %s", llm.name, line)
+    sessions = {m.session for m in window}
+    ops = extraction.ops
+    if len(sessions) == 1:
+        only = next(iter(sessions))
+        ops = [replace(op, session=only) if isinstance(op, CardDraft) and op.session is None else op
+               for op in ops]
+    return Extraction(summary=extraction.summary or summary, ops=ops)
+
+
+def render_request(window: Sequence[MessageLike], active: Sequence[Card], summary: str,
+                   now: dt.datetime) -> str:
+    """The user turn: today, the summary, the active cards by id, and the numbered window."""
+    card_lines = [_card_line(c) for c in active] or ["(none)"]
+    lines = [f"[{m.session}:{m.turn} {_stamp(m.ts)}] {m.role}: {' '.join(m.content.split())}"
+             for m in window] or ["(empty)"]
+    today = now.astimezone(dt.timezone.utc).date()
+    return (f"Today: {today.isoformat()} ({today.strftime('%A')})\n"
+            f"<summary>\n{summary.strip() or '(none)'}\n</summary>\n"
+            "<active_cards>\n" + "\n".join(card_lines) + "\n</active_cards>\n"
+            "<window>\n" + "\n".join(lines) + "\n</window>\n"
+            "Call record_dream now.")
+
+
+def _stamp(ts: dt.datetime) -> str:
+    ts = ts.astimezone(dt.timezone.utc)
+    return ts.strftime("%Y-%m-%dT%H:%MZ %a")
+
+
+def _card_line(card: Card) -> str:
+    dates = "".join(f", {name} {value.isoformat()}" for name, value in
+                    (("valid_from", card.valid_from), ("expires", card.expires)) if value)
+    return f"- {card.id} [{card.type}{dates}] {' '.join(card.body.split())}"

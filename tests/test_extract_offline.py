@@ -1,0 +1,306 @@
+"""The offline dream rules, sentence by sentence: what becomes a card, and what must not."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pytest
+
+from agent.dream.extract_offline import extract_offline, find_date
+from agent.dream.ops import CloseOp, ExpireOp, Extraction, MergeOp, SupersedeOp, WriteOp
+from memfs.cards import Card
+
+UTC = dt.timezone.utc
+WED = dt.datetime(2026, 11, 4, 19, 30, tzinfo=UTC)  # a Wednesday
+SESSION = "s-20261104-01"
+
+
+@dataclass(frozen=True)
+class Msg:
+    session: str
+    turn: int
+    role: str
+    content: str
+    ts: dt.datetime
+
+
+def window(*lines: str, ts: dt.datetime = WED, first: str = "user") -> list[Msg]:
+    roles = ("user", "assistant") if first == "user" else ("assistant", "user")
+    return [Msg(SESSION, i, roles[i % 2], text, ts + dt.timedelta(minutes=i)) for i, text in enumerate(lines)]
+
+
+def card(card_id: str, body: str, type_: str = "fact", **kw: object) -> Card:
+    return Card(id=card_id, type=type_, body=body, created=dt.datetime(2026, 10, 1, tzinfo=UTC), **kw)  # type: ignore[arg-type]
+
+
+def run(*lines: str, cards: tuple[Card, ...] = (), now: dt.datetime | None = None,
+        ts: dt.datetime = WED) -> Extraction:
+    return extract_offline(window(*lines, ts=ts), cards, "", now or ts + dt.timedelta(hours=2))
+
+
+def writes(ex: Extraction) -> list[WriteOp]:
+    return [op for op in ex.ops if isinstance(op, WriteOp)]
+
+
+def only_write(ex: Extraction) -> WriteOp:
+    found = writes(ex)
+    assert len(found) == 1, [op.body for op in found]
+    return found[0]
+
+
+# -- personal facts ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line,type_,words", [
+    ("hey, my name is Alex btw", "fact", ["Alex"]),
+    ("yeah my corgi Biscuit is snoring next to me", "fact", ["corgi", "Biscuit"]),
+    ("we adopted a second cat last weekend, her name is Byte", "fact", ["cat", "Byte"]),
+    ("I work as a frontend engineer at a small fintech startup", "fact", ["frontend engineer"]),
+    ("I'm a nurse so I basically run on coffee", "fact", ["nurse"]),
+    ("I live in Lisbon with two flatmates", "fact", ["Lisbon"]),
+    ("I'm allergic to peanuts so no peanut butter please", "fact", ["allergic to peanuts"]),
+    ("I got diagnosed with asthma last year", "fact", ["asthma"]),
+    ("oh and I'm celiac so keep recipes gluten free", "fact", ["celiac"]),
+    ("my sister Maya lives in Berlin now", "relationship", ["sister", "Maya"]),
+    ("my wife Priya has been amazing", "relationship", ["wife", "Priya"]),
+    ("we have two kids, Omar is 7 and Leila is 4", "relationship", ["Omar", "Leila"]),
+])
+def test_personal_facts_become_standalone_third_person_cards(line: str, type_: str, words: list[str]) -> None:
+    op = only_write(run(line))
+    assert op.type == type_
+    assert op.body.startswith("The user")
+    assert all(w in op.body for w in words)
+    assert op.entities[0] == "user" and op.turns == (0,) and op.session == SESSION
+
+
+def test_pet_and_family_names_are_entities() -> None:
+    assert "Biscuit" in only_write(run("my corgi Biscuit is snoring")).entities
+    assert "Maya" in only_write(run("my sister Maya lives in Berlin")).entities
+
+
+def test_allergies_and_health_are_high_salience_tastes_are_not() -> None:
+    assert only_write(run("I'm allergic to shellfish")).salience >= 0.9
+    assert only_write(run("I really like jazz")).salience <= 0.6
+
+
+@pytest.mark.parametrize("line,words", [
+    ("I love horror movies, the older the better", ["loves horror movies"]),
+    ("I can't stand jump scares though", ["can't stand jump scares"]),
+    ("I really dislike musicals", ["dislikes musicals"]),
+    ("my favorite director is John Carpenter", ["favorite director", "John Carpenter"]),
+    ("I'm a huge fan of sci-fi novels, especially Ursula Le Guin", ["fan of sci-fi novels", "Le Guin"]),
+    ("I'm obsessed with cross-country skiing", ["cross-country skiing"]),
+    ("I prefer tea over coffee", ["prefers tea over coffee"]),
+])
+def test_likes_and_dislikes(line: str, words: list[str]) -> None:
+    op = only_write(run(line))
+    assert op.type == "preference" and all(w in op.body for w in words)
+
+
+@pytest.mark.parametrize("line,word", [
+    ("can you stop calling me sweetie? it weirds me out", "sweetie"),
+    ("please don't bring up my ex, Jordan, ever", "Jordan"),
+    ("please never use emojis with me", "emojis"),
+])
+def test_boundaries(line: str, word: str) -> None:
+    op = only_write(run(line))
+    assert op.type == "boundary" and word in op.body and op.salience >= 0.85
+
+
+# -- what must not become a card -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", [
+    "I had pasta for lunch and now I'm just chilling on the couch lol",
+    "it's raining here anyway so I'm staying in",
+    "I'm going to a jazz show tonight",            # over before the dream matters
+    "I'll study at the library tomorrow",          # small self-errand, nothing named
+    "if I had a cat I'd name her Noodle",          # hypothetical
+    "what's the capital of Australia again?",
+    "I love that",                                  # no object
+    "the apartment is tiny but I love the light",   # a specific thing, not a taste
+    "ugh I'm so tired",
+])
+def test_trivia_and_hypotheticals_produce_nothing(line: str) -> None:
+    assert writes(run(line)) == []
+
+
+def test_quitting_a_habit_is_not_a_job_change() -> None:
+    job = card("c-job001", "The user works as a nurse.")
+    ex = run("I quit smoking last year", cards=(job,))
+    assert not any(isinstance(o, SupersedeOp) for o in ex.ops)
+    assert "smoking" in only_write(ex).body
+
+
+def test_the_assistants_own_lines_are_not_the_users_facts() -> None:
+    ex = extract_offline(window("I love dogs, personally. I'd get a golden retriever named Sunny.",
+                                "lol you can't have a dog", first="assistant"), [], "", WED)
+    assert writes(ex) == []
+
+
+def test_an_assistant_promise_with_a_date_is_a_plan() -> None:
+    ex = extract_offline(window("yes please", "Okay, I'll ask you about the portfolio on Monday."), [], "", WED)
+    op = only_write(ex)
+    assert op.type == "plan" and "assistant promised" in op.body and "portfolio" in op.body
+    assert op.expires == dt.date(2026, 11, 9) and op.turns == (1,)
+
+
+def test_a_request_and_the_matching_promise_are_one_plan() -> None:
+    ex = run("can you remind me to renew my passport next Friday?",
+             "Sure, I'll remind you next Friday to renew your passport.")
+    op = only_write(ex)
+    assert op.expires == dt.date(2026, 11, 13) and op.turns == (0, 1)
+
+
+# -- dates -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("phrase,start,end", [
+    ("tomorrow", "2026-11-05", "2026-11-05"),
+    ("the day after tomorrow", "2026-11-06", "2026-11-06"),
+    ("on Friday", "2026-11-06", "2026-11-06"),
+    ("on Wednesday", "2026-11-11", "2026-11-11"),           # today's weekday means next week's
+    ("next Friday", "2026-11-13", "2026-11-13"),
+    ("next week", "2026-11-09", "2026-11-15"),
+    ("this weekend", "2026-11-07", "2026-11-08"),
+    ("March 12", "2027-03-12", "2027-03-12"),               # already past this year
+    ("November 20", "2026-11-20", "2026-11-20"),
+    ("12th of December", "2026-12-12", "2026-12-12"),
+    ("on the 14th", "2026-11-14", "2026-11-14"),
+    ("on the 2nd", "2026-12-02", "2026-12-02"),              # already past this month
+    ("Saturday the 14th", "2026-11-14", "2026-11-14"),
+    ("in two weeks", "2026-11-18", "2026-11-18"),
+    ("in 3 days", "2026-11-07", "2026-11-07"),
+    ("next month", "2026-12-01", "2026-12-31"),
+    ("in January", "2027-01-01", "2027-01-31"),
+    ("2026-12-24", "2026-12-24", "2026-12-24"),
+])
+def test_relative_dates_resolve_against_the_message_timestamp(phrase: str, start: str, end: str) -> None:
+    hit = find_date(f"we are meeting {phrase} for sure", WED.date())
+    assert hit is not None and not hit.past
+    assert (hit.start.isoformat(), hit.end.isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize("phrase", ["yesterday", "last night", "last Friday", "last week"])
+def test_past_dates_are_flagged(phrase: str) -> None:
+    hit = find_date(f"it happened {phrase}", WED.date())
+    assert hit is not None and hit.past
+
+
+def test_a_dated_plan_gets_absolute_dates_from_its_message_not_from_now() -> None:
+    ex = run("ugh I have a dentist appointment tomorrow at 9", now=dt.datetime(2026, 11, 20, tzinfo=UTC))
+    op = only_write(ex)
+    assert op.type == "plan" and op.valid_from == dt.date(2026, 11, 4) and op.expires == dt.date(2026, 11, 5)
+    assert "2026-11-05" in op.body  # the card makes sense weeks later
+
+
+def test_plan_with_a_person_and_a_range() -> None:
+    op = [w for w in writes(run("my sister Maya is visiting next week!!")) if w.type == "plan"][0]
+    assert op.expires == dt.date(2026, 11, 15) and "Maya" in op.entities
+
+
+# -- updates that supersede ---------------------------------------------------------------------
+
+
+def test_a_moved_meeting_supersedes_the_old_plan() -> None:
+    old = card("c-meet01", "The user has a meeting with Lin on Thursday 2026-11-12.", "plan",
+               entities=("user", "Lin"), expires=dt.date(2026, 11, 12))
+    ex = run("oh and the meeting with Lin got moved to Friday", cards=(old,))
+    (op,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert op.old_id == "c-meet01" and op.type == "plan" and op.expires == dt.date(2026, 11, 6)
+    assert writes(ex) == []
+
+
+@pytest.mark.parametrize("old_body,line,new_words", [
+    ("The user works as a barista at the Bean There café.", "I start as a junior accountant at Harlow & Finch on December 1", ["accountant"]),
+    ("The user works as a high school teacher.", "I handed in my notice today", ["notice", "teacher"]),
+    ("The user lives in Portland.", "I moved to Denver last week", ["Denver"]),
+    ("The user's partner is Sam.", "Sam and I broke up on Saturday", ["Sam", "broke up"]),
+    ("The user is dating Chris.", "CHRIS PROPOSED", ["engaged", "Chris"]),
+    ("The user's birthday is March 12.", "actually my birthday is March 21, not March 12", ["March 21"]),
+    ("The user likes pineapple on pizza.", "I hate pineapple on pizza now", ["hates pineapple"]),
+])
+def test_updates_supersede_the_card_holding_the_old_value(old_body: str, line: str, new_words: list[str]) -> None:
+    ex = run(line, cards=(card("c-old001", old_body),))
+    sup = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert [o.old_id for o in sup] == ["c-old001"], [o.to_json() for o in ex.ops]
+    assert all(w in sup[0].body for w in new_words)
+
+
+def test_restating_a_known_fact_writes_nothing() -> None:
+    cards = (card("c-pea001", "The user is allergic to peanuts."), card("c-hor001", "The user loves horror movies.", "preference"))
+    ex = run("I'm allergic to peanuts remember", "Yes!", "I love horror movies, the older the better", cards=cards)
+    assert ex.ops == []
+
+
+def test_two_existing_cards_saying_the_same_thing_are_merged() -> None:
+    cards = (card("c-sh0001", "The user is allergic to shellfish.", salience=0.9),
+             card("c-sh0002", "The user has a shellfish allergy.", salience=0.8),
+             card("c-jazz01", "The user likes jazz.", "preference"))
+    ex = run("hello", cards=cards)
+    (merge,) = [o for o in ex.ops if isinstance(o, MergeOp)]
+    assert set(merge.ids) == {"c-sh0001", "c-sh0002"} and merge.salience == 0.9
+
+
+def test_a_new_job_after_quitting_keeps_the_quit_as_an_event() -> None:
+    old = card("c-job001", "The user works as a barista.")
+    ex = run("I quit my job at the café today", "Whoa!", "I start as an accountant at Harlow & Finch on December 1",
+             cards=(old,))
+    assert [o.old_id for o in ex.ops if isinstance(o, SupersedeOp)] == ["c-job001"]
+    assert any(w.type == "event" and "quit" in w.body for w in writes(ex))
+
+
+# -- plans that end -----------------------------------------------------------------------------
+
+
+def test_past_plans_expire_and_future_ones_do_not() -> None:
+    past = card("c-p00001", "The user has a job interview on 2026-11-03.", "plan", expires=dt.date(2026, 11, 3))
+    future = card("c-p00002", "The user flies to Tokyo on 2026-11-19.", "plan", expires=dt.date(2026, 11, 19))
+    stale = card("c-p00003", "The user had a call on 2026-10-01.", "plan", expires=dt.date(2026, 10, 1), status="stale")
+    ex = run("hi", cards=(past, future, stale))
+    assert [o for o in ex.ops if isinstance(o, ExpireOp)] == [ExpireOp(id="c-p00001")]
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("so the Lisbon trip is cancelled", "cancelled"),
+    ("I did call grandma yesterday at least", "done"),
+    ("sadly I'm out of the half marathon", "cancelled"),
+])
+def test_done_or_cancelled_plans_are_closed(line: str, reason: str) -> None:
+    cards = (card("c-lis001", "The user and Sam plan a weekend trip to Lisbon on 2026-11-21.", "plan",
+                  entities=("user", "Sam", "Lisbon"), expires=dt.date(2026, 11, 22)),
+             card("c-gra001", "The user promised to call their grandmother on Sunday 2026-11-15.", "plan",
+                  expires=dt.date(2026, 11, 15)),
+             card("c-mar001", "The user is running the city half marathon on 2026-11-22.", "plan",
+                  expires=dt.date(2026, 11, 22)))
+    ex = run(line, cards=cards, ts=dt.datetime(2026, 11, 10, 12, tzinfo=UTC))
+    closes = [o for o in ex.ops if isinstance(o, CloseOp)]
+    assert len(closes) == 1 and closes[0].reason.startswith(reason)
+
+
+# -- emotion and summary ------------------------------------------------------------------------
+
+
+def test_strong_feelings_raise_the_salience_of_what_they_are_about() -> None:
+    calm = only_write(run("I got diagnosed with type 2 diabetes this morning"))
+    ex = run("I got diagnosed with type 2 diabetes this morning", "Oh no.", "scared, honestly. I cried all day")
+    assert only_write(ex).salience > 0.85 >= calm.salience - 0.05
+
+
+def test_a_strong_feeling_alone_is_an_event_with_its_context() -> None:
+    ex = run("my boss yelled at me in front of everyone today", "That's awful.",
+             "I was so embarrassed I went and cried in the bathroom")
+    op = only_write(ex)
+    assert op.type == "event" and "boss" in op.body and op.salience >= 0.9
+
+
+def test_summary_is_bounded_and_never_drops_open_plans() -> None:
+    plan = card("c-trip01", "The user flies to Tokyo on 2026-11-19.", "plan", expires=dt.date(2026, 11, 19))
+    previous = "\n".join(f"- 2026-10-{d:02d}: the user talked about thing number {d} at some length." for d in range(1, 31))
+    ex = extract_offline(window("I have my final exam on December 9"), [plan], previous, WED)
+    assert len(ex.summary) <= 1200
+    assert "Tokyo" in ex.summary and "final exam" in ex.summary and "Open plans:" in ex.summary
+    assert "thing number 30" in ex.summary and "thing number 1 " not in ex.summary
+    again = extract_offline(window("ok"), [plan], ex.summary, WED)
+    assert again.summary.count("Open plans:") == 1 and again.summary.count("Tokyo") == 1
