@@ -9,8 +9,15 @@ from typing import Any
 import pytest
 
 from agent.dream.ops import (
-    EXTRACTION_TOOL, CloseOp, ExpireOp, MergeOp, SupersedeOp, WriteOp, extraction_from_json,
-    ops_to_json, parse_ops,
+    EXTRACTION_TOOL,
+    CloseOp,
+    ExpireOp,
+    MergeOp,
+    SupersedeOp,
+    WriteOp,
+    extraction_from_json,
+    ops_to_json,
+    parse_ops,
 )
 from agent.llm.structured import validate
 from memfs.errors import LLMError

@@ -14,7 +14,7 @@ from memfs.cards import Card
 from memfs.errors import LLMError
 from tests.conftest import FakeLLM
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 TS = dt.datetime(2026, 11, 4, 19, 30, tzinfo=UTC)
 NOW = dt.datetime(2026, 11, 4, 21, 0, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from agent.dream.extract_offline import extract_offline, find_date
 from agent.dream.ops import CloseOp, ExpireOp, Extraction, MergeOp, SupersedeOp, WriteOp
 from memfs.cards import Card
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 WED = dt.datetime(2026, 11, 4, 19, 30, tzinfo=UTC)  # a Wednesday
 SESSION = "s-20261104-01"
 
@@ -196,7 +196,7 @@ def test_a_dated_plan_gets_absolute_dates_from_its_message_not_from_now() -> Non
 
 
 def test_plan_with_a_person_and_a_range() -> None:
-    op = [w for w in writes(run("my sister Maya is visiting next week!!")) if w.type == "plan"][0]
+    op = next(w for w in writes(run("my sister Maya is visiting next week!!")) if w.type == "plan")
     assert op.expires == dt.date(2026, 11, 15) and "Maya" in op.entities
 
 

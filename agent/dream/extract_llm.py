@@ -16,7 +16,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agent.dream.ops import (
-    EXTRACTION_TOOL, CardDraft, Extraction, MessageLike, extraction_from_json,
+    EXTRACTION_TOOL,
+    CardDraft,
+    Extraction,
+    MessageLike,
+    extraction_from_json,
 )
 from agent.llm.base import LLM
 from agent.llm.structured import complete_json
@@ -57,7 +61,7 @@ def render_request(window: Sequence[MessageLike], active: Sequence[Card], summar
     card_lines = [_card_line(c) for c in active] or ["(none)"]
     lines = [f"[{m.session}:{m.turn} {_stamp(m.ts)}] {m.role}: {' '.join(m.content.split())}"
              for m in window] or ["(empty)"]
-    today = now.astimezone(dt.timezone.utc).date()
+    today = now.astimezone(dt.UTC).date()
     return (f"Today: {today.isoformat()} ({today.strftime('%A')})\n"
             f"<summary>\n{summary.strip() or '(none)'}\n</summary>\n"
             "<active_cards>\n" + "\n".join(card_lines) + "\n</active_cards>\n"
@@ -66,7 +70,7 @@ def render_request(window: Sequence[MessageLike], active: Sequence[Card], summar
 
 
 def _stamp(ts: dt.datetime) -> str:
-    ts = ts.astimezone(dt.timezone.utc)
+    ts = ts.astimezone(dt.UTC)
     return ts.strftime("%Y-%m-%dT%H:%MZ %a")
 
 

@@ -23,10 +23,18 @@ import calendar
 import datetime as dt
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from agent.dream.ops import (
-    CloseOp, ExpireOp, Extraction, MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets,
+    CloseOp,
+    ExpireOp,
+    Extraction,
+    MergeOp,
+    MessageLike,
+    Op,
+    SupersedeOp,
+    WriteOp,
+    op_targets,
 )
 from memfs.cards import Card
 
@@ -73,22 +81,24 @@ EMOTIONS = re.compile(
     r"so excited|so proud|proud of|humiliated|embarrassed|ashamed|furious|cried|crying|in tears|"
     r"panic attack|grief|grieving|lonely|depressed|hopeless|i feel empty|overwhelmed|"
     r"burned out|burnt out|so happy|hardest thing|means a lot|miss (?:him|her|them) so much)\b",
-    re.I)
+    re.IGNORECASE)
 FILLER_TAIL = re.compile(
     r"(?:\s+(?:remember|btw|too|though|lol|haha|honestly|now|anymore|actually|either|also|"
-    r"lately|these days|obviously|really|anyway|ever))+\s*$", re.I)
-STOPWORDS = set("""a an the and or but so to of in on at for with from by about as is are was were be
-been am i me my we our you your he she it they them his her its their this that these those it's i'm
-i've i'll i'd just really got get going go gonna will would can could should have has had do does did
-not no yes oh ugh also btw lol haha still now then there here what when where which who how all any
-some more most very too up out over into than user user's assistant week weekend day today tomorrow
-tonight next last this morning evening night pm am""".split())
+    r"lately|these days|obviously|really|anyway|ever))+\s*$", re.IGNORECASE)
+STOPWORDS = frozenset("""
+a an the and or but so to of in on at for with from by about as is are was were be been am i me my
+we our you your he she it they them his her its their this that these those it's i'm i've i'll i'd
+just really got get going go gonna will would can could should have has had do does did not no yes
+oh ugh also btw lol haha still now then there here what when where which who how all any some more
+most very too up out over into than user user's assistant week weekend day today tomorrow tonight
+next last morning evening night pm
+""".split())  # noqa: SIM905
 SYNONYMS = {"grandma": "grandmother", "granny": "grandmother", "grandpa": "grandfather",
             "mom": "mother", "mum": "mother", "dad": "father", "exams": "exam", "tickets": "ticket"}
 PAST = re.compile(r"\b(was|were|did|went|broke|hurt|passed|yesterday|last night|last week|ago|"
-                  r"used to|got back|came back)\b", re.I)
+                  r"used to|got back|came back)\b", re.IGNORECASE)
 HYPOTHETICAL = re.compile(r"\b(if i (?:had|were|was|could|did|won|lived|didn't|got)|i'd|i would|would you|"
-                          r"imagine|what if|hypothetically|pretend|in a story|someday|one day)\b", re.I)
+                          r"imagine|what if|hypothetically|pretend|in a story|someday|one day)\b", re.IGNORECASE)
 NAME = r"(?-i:[A-Z][a-zA-Z'-]+)"
 NAMES = NAME + r"(?: (?-i:(?:&|[A-Z][a-zA-Z'-]+)))*"
 NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No", "Yeah", "Hey",
@@ -161,13 +171,13 @@ def third_person(text: str) -> str:
         (r"\bI'll\b", "the user will"), (r"\bI'd\b", "the user would"),
         (r"\bI have\b", "the user has"), (r"\bI don't\b", "the user doesn't"),
         (r"\bI do\b", "the user does"), (r"\bI need\b", "the user needs"),
-        (r"\bI ((?:also |really |just |still |already |finally |usually )?)(go|see|want|start|work|"
-         r"live|love|like|hate|plan|get|think|prefer|feel|miss|need|have)\b", r"the user \1\2s"),
+        ((r"\bI ((?:also |really |just |still |already |finally |usually )?)(go|see|want|start|work|"
+          r"live|love|like|hate|plan|get|think|prefer|feel|miss|need|have)\b"), r"the user \1\2s"),
         (r"\bI\b", "the user"), (r"\bmy\b", "the user's"), (r"\bmine\b", "the user's"),
         (r"\bmyself\b", "themself"), (r"\bme\b", "the user"),
     ]
     for pattern, repl in rules:
-        text = re.sub(pattern, repl, text, flags=re.I)
+        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
     text = re.sub(r"\b(haves|gos|misss)\b", lambda m: {"haves": "has", "gos": "goes", "misss": "misses"}[m.group(1)], text)
     first = text.find("the user")
     if first != -1:
@@ -183,14 +193,14 @@ def first_person(body: str) -> str:
              (r"\bthe user does\b", "I do"), (r"\bthe user (\w+?)s\b", r"I \1"),
              (r"\bthe user\b", "I")]
     for pattern, repl in rules:
-        body = re.sub(pattern, repl, body, flags=re.I)
+        body = re.sub(pattern, repl, body, flags=re.IGNORECASE)
     return body
 
 
 def tidy(text: str) -> str:
     """Strip chat filler from a clause and make it a sentence."""
     text = re.sub(r"^(?:(?:so|also|oh|and|ugh|btw|yeah|well|anyway|ok|okay|big news|sadly),?\s+)+",
-                  "", text.strip(), flags=re.I)
+                  "", text.strip(), flags=re.IGNORECASE)
     text = FILLER_TAIL.sub("", text.rstrip(" .!?,")).rstrip(" .!?,")
     text = re.sub(r"\s+", " ", text)
     return (text[:1].upper() + text[1:] + ".") if text else ""
@@ -241,19 +251,19 @@ _MON = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:
        r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("iso", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
-    ("dayafter", re.compile(r"\bthe day after tomorrow\b", re.I)),
+    ("dayafter", re.compile(r"\bthe day after tomorrow\b", re.IGNORECASE)),
     ("rel", re.compile(r"\b(tomorrow|tonight|today|this (?:morning|afternoon|evening)|yesterday|"
-                       r"last night)\b", re.I)),
-    ("wd_nth", re.compile(rf"\b(?:on )?(?:{_WD}),? the (\d{{1,2}})(?:st|nd|rd|th)\b", re.I)),
-    ("month_day", re.compile(rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!:)", re.I)),
-    ("day_month", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\b", re.I)),
-    ("nth", re.compile(r"\b(?:on |by |for |until )?the (\d{1,2})(?:st|nd|rd|th)\b", re.I)),
-    ("weekday", re.compile(rf"\b(?:(this|next|last|on) )?({_WD})\b", re.I)),
-    ("span", re.compile(r"\b(this|next|last) (week|weekend|month|year)\b", re.I)),
+                       r"last night)\b", re.IGNORECASE)),
+    ("wd_nth", re.compile(rf"\b(?:on )?(?:{_WD}),? the (\d{{1,2}})(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    ("month_day", re.compile(rf"\b({_MON})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!:)", re.IGNORECASE)),
+    ("day_month", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({_MON})\b", re.IGNORECASE)),
+    ("nth", re.compile(r"\b(?:on |by |for |until )?the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    ("weekday", re.compile(rf"\b(?:(this|next|last|on) )?({_WD})\b", re.IGNORECASE)),
+    ("span", re.compile(r"\b(this|next|last) (week|weekend|month|year)\b", re.IGNORECASE)),
     ("in_n", re.compile(r"\bin (a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
-                        r"(day|week|month)s?\b", re.I)),
+                        r"(day|week|month)s?\b", re.IGNORECASE)),
     ("month", re.compile(rf"\b(?:in|by|until|this|next) ({_MON})\b(?! \d)",
-                         re.I)),
+                         re.IGNORECASE)),
 ]
 
 
@@ -303,8 +313,8 @@ def _resolve(kind: str, m: re.Match[str], today: dt.date) -> DateHit | None:
         return _nth_of_month(int(m.group(1)), phrase, today)
     if kind in ("month_day", "day_month"):
         month_word, day_text = (m.group(1), m.group(2)) if kind == "month_day" else (m.group(2), m.group(1))
-        day = _future_day(today, _month_index(month_word), int(day_text))
-        return DateHit(day, day, phrase, False) if day else None
+        found = _future_day(today, _month_index(month_word), int(day_text))
+        return DateHit(found, found, phrase, False) if found else None
     if kind == "weekday":
         return _weekday(m.group(1), m.group(2), phrase, today)
     if kind == "span":
@@ -385,7 +395,7 @@ def _month_only(word: str, phrase: str, today: dt.date) -> DateHit | None:
 # -- sentence rules: personal facts ------------------------------------------------------------
 
 _END = r"(?=\s+(?:so|and|but|because|since|which|now|remember)\b|[,.!?;]|$)"
-_Q = re.I
+_Q = re.IGNORECASE
 
 
 def _cand(ctx: Context, slot: tuple[str, str], type_: str, body: str, **kw: object) -> Candidate:
@@ -410,8 +420,8 @@ def rule_name(s: str, ctx: Context) -> Iterator[Candidate]:
 def rule_pet(s: str, ctx: Context) -> Iterator[Candidate]:
     patterns = [
         rf"\bmy (?:old |little |new |sweet )?({SPECIES})(?:'s name is| is named| is called| named| called|,)? ({NAME})",
-        rf"\b(?:I|we) (?:have|had|adopted|got|just got|just adopted) (?:a|an|another) (?:\w+ )?({SPECIES})\b"
-        rf"[^.!?]*?(?:named|called|(?:her|his|its) name is) ({NAME})",
+        (rf"\b(?:I|we) (?:have|had|adopted|got|just got|just adopted) (?:a|an|another) (?:\w+ )?({SPECIES})\b"
+         rf"[^.!?]*?(?:named|called|(?:her|his|its) name is) ({NAME})"),
     ]
     for pattern in patterns:
         m = re.search(pattern, s, _Q)
@@ -432,7 +442,7 @@ def rule_death(s: str, ctx: Context) -> Iterator[Candidate]:
     when = hit.start if hit and hit.past else ctx.msg.ts.date()
     rel = m.group("rel") or _relation_of(name, ctx.active)
     who = " ".join(x for x in (f"The user's {rel}" if rel else "", name) if x) or "Someone close to the user"
-    slot = ("pet", name.lower()) if name and _has_slot(ctx.active, ("pet", name.lower())) else ("death", (name or rel).lower())
+    slot = ("pet", name.lower()) if name and _has_slot(ctx.active, ("pet", name.lower())) else ("death", (name or rel or "someone").lower())
     yield _cand(ctx, slot, "event", f"{who} died on {when.isoformat()}.", value="died",
                 entities=("user", name) if name else ("user",), salience=0.95, valid_from=when)
 
@@ -490,8 +500,8 @@ def rule_birthday(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def rule_health(s: str, ctx: Context) -> Iterator[Candidate]:
-    for m in re.finditer(r"\ballergic to ([a-z][a-z -]*?)" + _END + r"|\b(?:a|an|my) ([a-z]+) allergy\b", s, _Q):
-        item = FILLER_TAIL.sub("", (m.group(1) or m.group(2) or "").strip())
+    for a in re.finditer(r"\ballergic to ([a-z][a-z -]*?)" + _END + r"|\b(?:a|an|my) ([a-z]+) allergy\b", s, _Q):
+        item = FILLER_TAIL.sub("", (a.group(1) or a.group(2) or "").strip())
         if item and item.lower() not in {"serious", "severe", "bad", "mild", "terrible", "real", "huge", "food"}:
             yield _cand(ctx, ("allergy", norm_key(item)), "fact", f"The user is allergic to {item}.",
                         value="yes", salience=0.9)
@@ -577,8 +587,8 @@ def rule_habit_change(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def rule_family(s: str, ctx: Context) -> Iterator[Candidate]:
-    for m in re.finditer(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})(?:'s name is| is called| is named| named| called|,| is)? ({NAME})\b", s, _Q):
-        rel, name = m.group(1).lower(), m.group(2)
+    for f in re.finditer(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})(?:'s name is| is called| is named| named| called|,| is)? ({NAME})\b", s, _Q):
+        rel, name = f.group(1).lower(), f.group(2)
         if not _is_name(name):
             continue
         partner = re.fullmatch(PARTNER_RELS, rel) is not None
@@ -699,20 +709,20 @@ def rule_boundary(s: str, ctx: Context) -> Iterator[Candidate]:
 # -- plans, promises, closes ------------------------------------------------------------------
 
 _RESCHEDULE = re.compile(r"\b(?:moved|pushed|postponed|rescheduled|delayed|bumped|shifted|switched|"
-                         r"changed)\b(?: back| up| forward)?(?: to| until| till| for)?\b|\bis now on\b", re.I)
+                         r"changed)\b(?: back| up| forward)?(?: to| until| till| for)?\b|\bis now on\b", re.IGNORECASE)
 _CLOSE = re.compile(r"\b(cancel+ed|called off|bail(?:ed)? on|had to cancel|is off|not going|won't be going|can't go|can't make it|"
                     r"out of|pulled out of|skipped|done with|finished|passed|did|went to|handed in|"
-                    r"submitted|got back from|aced|nailed)\b", re.I)
-_COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.I)
+                    r"submitted|got back from|aced|nailed)\b", re.IGNORECASE)
+_COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.IGNORECASE)
 
 
 def _we(s: str, ctx: Context) -> str:
     who = f"the user and {ctx.recent_people[-1]}" if ctx.recent_people else "the user and others"
-    s = re.sub(r"\bwe're\b|\bwe are\b", f"{who} are", s, flags=re.I)
-    s = re.sub(r"\bwe've\b", f"{who} have", s, flags=re.I)
-    s = re.sub(r"\bwe'll\b", f"{who} will", s, flags=re.I)
-    s = re.sub(r"\bwe\b", who, s, flags=re.I)
-    return re.sub(r"\bour\b", "their", s, flags=re.I)
+    s = re.sub(r"\bwe're\b|\bwe are\b", f"{who} are", s, flags=re.IGNORECASE)
+    s = re.sub(r"\bwe've\b", f"{who} have", s, flags=re.IGNORECASE)
+    s = re.sub(r"\bwe'll\b", f"{who} will", s, flags=re.IGNORECASE)
+    s = re.sub(r"\bwe\b", who, s, flags=re.IGNORECASE)
+    return re.sub(r"\bour\b", "their", s, flags=re.IGNORECASE)
 
 
 def _plan(ctx: Context, body: str, hit: DateHit, words: frozenset[str], people: Sequence[str],
@@ -983,7 +993,8 @@ def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summar
     cands, closes = _walk(window, active)
     ops: list[Op] = []
     used: set[str] = set()
-    for candidate in [*closes, *_dedupe(cands)]:
+    pending: list[CloseOp | Candidate] = [*closes, *_dedupe(cands)]
+    for candidate in pending:
         op = candidate if isinstance(candidate, CloseOp) else _resolve_one(candidate, active, used)
         if op is not None and not set(op_targets(op)) & used:
             ops.append(op)

@@ -20,14 +20,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from agent.dream.ops import (
-    CardOp, CloseOp, ExpireOp, Extraction, MergeOp, SupersedeOp, WriteOp,
+    CardOp,
+    CloseOp,
+    ExpireOp,
+    Extraction,
+    MergeOp,
+    SupersedeOp,
+    WriteOp,
 )
 from memfs.cards import Card
 from memfs.errors import BadInputError, CardParseError
@@ -139,7 +145,7 @@ def load_dataset(path: Path | str = DATA_PATH) -> list[EvalWindow]:
 
 
 def _ts(value: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(dt.timezone.utc)
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(dt.UTC)
 
 
 def _card(data: dict[str, Any], where: str) -> Card:
