@@ -48,6 +48,9 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         location = resolve_model(model_name_or_path)
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
         try:
             self.model = SentenceTransformer(location, device=device)

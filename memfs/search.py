@@ -116,7 +116,11 @@ def rank(index: PairIndex, q: Query, weights: Weights) -> list[SearchHit]:
                             .astype(np.float32)], pool)
     if cands.size == 0:
         return []
+    relevant = (semantic[cands] > 0) | (lexical[cands] > 0)
+    cands = cands[relevant]
     items = [index.items[i] for i in cands]
+    if not items:
+        return []
     signals = _signals(items, semantic[cands], lexical_n[cands], q, weights)
     scores = fuse(signals, weights)
     status = [_effective_status(index.items[i], q) for i in cands]
