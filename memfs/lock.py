@@ -19,6 +19,7 @@ from pathlib import Path
 from memfs.errors import LockError
 
 DEFAULT_TIMEOUT = 60.0
+ORPHAN_PATIENCE = 10.0
 
 
 @contextmanager
@@ -77,8 +78,14 @@ def recover_git_locks(git_dir: Path) -> list[Path]:
     stale = [p for p in candidates if p.exists()]
     if not stale:
         return []
-    open_now = _open_files()
+    deadline = time.monotonic() + ORPHAN_PATIENCE
     git_running = _git_processes_in(git_dir.parent)
+    while git_running and time.monotonic() < deadline:
+        # A writer killed mid-commit leaves its git child running: let it finish.
+        time.sleep(0.05)
+        git_running = _git_processes_in(git_dir.parent)
+    stale = [p for p in stale if p.exists()]
+    open_now = _open_files()
     removed = []
     for path in stale:
         if open_now is None or git_running:

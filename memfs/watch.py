@@ -34,10 +34,10 @@ from typing import Self
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from memfs.check import Problem, validate_file
-from memfs.errors import GitError, LockError, MemfsError
+from memfs.errors import BadInputError, ConflictError, GitError, LockError, MemfsError
 from memfs.gitio import USER, actor_env, message, run_git
 from memfs.repo import PairRepo
 
@@ -181,16 +181,26 @@ def _read(full: Path) -> bytes | None:
 
 
 def _commit_exact(repo: PairRepo, blobs: dict[str, bytes | None]) -> str | None:
-    """Commit exactly these bytes (None deletes) through a private index, hooks included.
+    """Commit exactly these bytes (None deletes) on top of HEAD, hooks included.
 
-    The blobs are already in the object store (``_read_stable``). The person's own index
-    is touched only to reset the committed paths to the new HEAD afterwards.
+    The blobs are already in the object store (``_read_stable``). They are staged in a
+    private index, checked by the pair's pre-commit hook, and the branch moves only if
+    it still points where we started (compare-and-swap): a commit made meanwhile by a
+    hand ``git commit`` is never overwritten, we retry instead. The person's own index is
+    touched only to reset the committed paths to the new HEAD.
     """
-    index = repo.root / ".git" / "memfs-watch-index"
-    env = {"GIT_INDEX_FILE": str(index)}
-    head = _head_blobs(repo, list(blobs))
     try:
-        run_git(repo.root, "read-tree", "HEAD", env=env)
+        branch = run_git(repo.root, "symbolic-ref", "-q", "HEAD").strip()
+    except GitError:
+        raise BadInputError(f"{repo.root}: HEAD is detached (an old revision checked out?); "
+                            "hand edits are committed again once a branch is checked out"
+                            ) from None
+    base = repo.head()
+    head = _head_blobs(repo, list(blobs))
+    index = repo.root / ".git" / "memfs-watch-index"
+    env = {"GIT_INDEX_FILE": str(index), **actor_env(USER)}
+    try:
+        run_git(repo.root, "read-tree", base, env=env)
         added = [arg for p, data in blobs.items() if data is not None
                  for arg in ("--cacheinfo", f"100644,{blob_id(data)},{p}")]
         if added:
@@ -198,14 +208,22 @@ def _commit_exact(repo: PairRepo, blobs: dict[str, bytes | None]) -> str | None:
         removed = [p for p, data in blobs.items() if data is None]
         if removed:
             run_git(repo.root, "update-index", "--force-remove", "--", *removed, env=env)
-        if not run_git(repo.root, "diff", "--cached", "--name-only", "HEAD", env=env).strip():
+        if not run_git(repo.root, "diff", "--cached", "--name-only", base, env=env).strip():
             return None
-        msg = message("edit", _summary(blobs, head), USER, body=_body(blobs))
-        run_git(repo.root, "commit", "-q", "-m", msg, env={**env, **actor_env(USER)})
+        run_git(repo.root, "hook", "run", "--ignore-missing", "pre-commit", env=env)
+        tree = run_git(repo.root, "write-tree", env=env).strip()
     finally:
         index.unlink(missing_ok=True)
+    msg = message("edit", _summary(blobs, head), USER, body=_body(blobs))
+    sha = run_git(repo.root, "commit-tree", tree, "-p", base, "-m", msg, env=env).strip()
+    try:
+        run_git(repo.root, "update-ref", "-m", f"commit: {msg.splitlines()[0]}",
+                branch, sha, base)
+    except GitError as exc:
+        raise ConflictError(f"{repo.root}: HEAD moved while committing hand edits; "
+                            "they will be committed on the next try") from exc
     run_git(repo.root, "reset", "-q", "HEAD", "--", *blobs)
-    return repo.head()
+    return sha
 
 
 def _summary(blobs: dict[str, bytes | None], head: dict[str, str]) -> str:
@@ -261,29 +279,61 @@ class Watcher:
         self._reported: dict[Path, dict[str, str]] = {}
         self._batcher = _Batcher(settle, self._flush)
         self._observer: BaseObserver | None = None
+        self._adapter = _EventAdapter(self)
+        self._watches: dict[Path, ObservedWatch] = {}
+        self._watch_lock = threading.Lock()
+        self._sweep = True
         self._status: dict[str, object] = {}
 
     def start(self, *, initial: bool = True) -> None:
         """Start watching; with ``initial``, first commit edits saved while nobody watched."""
-        observer = Observer()
-        adapter = _EventAdapter(self)
-        for path in ([self.home] if self.home else []) + self.roots:
-            observer.schedule(adapter, str(path), recursive=True)
-        observer.start()
-        self._observer = observer
+        self._observer = Observer()
+        self._observer.start()
         self._batcher.start()
+        self._sweep = initial
+        self.rescan()
+        self._sweep = True
         self._write_status(started=_now())
-        if initial:
-            for root in self.pair_roots():
-                self._batcher.add(root, set(WATCHED_TOP), delay=0.0)
+
+    def rescan(self) -> None:
+        """Watch exactly what a person edits, and notice folders that came or went.
+
+        Each pair's top folder is watched alone (so git's churn in ``.git/`` never wakes
+        us), ``system/`` and ``cards/`` recursively; with a home, the home and each user
+        folder too, so a pair created later is seen. A pair or folder watched for the first
+        time is swept at once: whatever was saved before the watch began gets committed.
+        """
+        observer = self._observer
+        if observer is None:
+            return
+        wanted: dict[Path, tuple[bool, Path | None]] = {}
+        if self.home is not None:
+            wanted[self.home] = (False, None)
+            for user in _subdirs(self.home):
+                wanted.update((d, (False, None)) for d in [user, *_subdirs(user)])
+        for root in self.pair_roots():
+            wanted[root] = (False, root)
+            wanted.update((root / sub, (True, root)) for sub in ("system", "cards")
+                          if (root / sub).is_dir())
+        with self._watch_lock:
+            for path in [p for p in self._watches if p not in wanted]:
+                observer.unschedule(self._watches.pop(path))
+            for path, (recursive, pair_root) in wanted.items():
+                if path in self._watches or not path.is_dir():
+                    continue
+                self._watches[path] = observer.schedule(self._adapter, str(path),
+                                                        recursive=recursive)
+                if self._sweep and pair_root is not None:
+                    self._batcher.add(pair_root, set(WATCHED_TOP), delay=0.0)
 
     def stop(self) -> None:
         """Stop watching; edits still settling are flushed first."""
         observer = self._observer
         if observer is not None:
+            self._observer = None
             observer.stop()
             observer.join()
-            self._observer = None
+            self._watches.clear()
         self._batcher.stop()
         if self.status_file is not None:
             self.status_file.unlink(missing_ok=True)
@@ -335,7 +385,7 @@ class Watcher:
         try:
             report = handle_changes(PairRepo.open(root), paths, reported=reported,
                                     recheck=self.recheck)
-        except LockError:
+        except (LockError, ConflictError):
             return paths
         except MemfsError as exc:
             if self.on_error is not None:
@@ -362,6 +412,13 @@ class Watcher:
         os.replace(tmp, self.status_file)
 
 
+def _subdirs(folder: Path) -> list[Path]:
+    try:
+        return [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    except FileNotFoundError:
+        return []
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -379,6 +436,8 @@ class _EventAdapter(FileSystemEventHandler):
         kind = event.event_type
         if kind in self._QUIET or (event.is_directory and kind == "modified"):
             return
+        if event.is_directory:
+            self.watcher.rescan()
         for raw in (event.src_path, event.dest_path):
             path = os.fsdecode(raw) if raw else ""
             where = self.watcher.root_of(path) if path else None

@@ -28,7 +28,7 @@ for _optional in ("search", "turn", "dream", "watch", "evals", "demo"):
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI: one clear line and exit 2/1 for known errors; tracebacks for bugs."""
     try:
-        cli.main(args=argv, prog_name="memfs", standalone_mode=False)
+        result = cli.main(args=argv, prog_name="memfs", standalone_mode=False)
     except MemfsError as exc:
         if os.environ.get("MEMFS_RAISE_ERRORS"):
             raise
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 def entry() -> None:

@@ -1,0 +1,118 @@
+"""Pins and the history of memory, through the CLI as a person uses them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memfs.store import MemoryPair
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_pin_add_ls_rm_each_one_user_commit_with_trailers(run_cli, isolated_env: Path) -> None:
+    base = ("-u", "alex", "-c", "mira")
+    assert run_cli(*base, "init").code == 0
+    assert run_cli(*base, "pin", "add", "Allergic to peanuts").code == 0
+    assert run_cli(*base, "pin", "add", "Never call me Al").code == 0
+    listed = run_cli(*base, "pin", "ls")
+    assert "1. Allergic to peanuts" in listed.out and "2. Never call me Al" in listed.out
+    assert run_cli(*base, "pin", "rm", "1").code == 0
+    assert run_cli(*base, "pin", "ls", "--json").json() == {"pins": [{"n": 1, "text": "Never call me Al"}]}
+    root = isolated_env / "alex" / "mira"
+    authors = git(root, "log", "--format=%an|%s").splitlines()
+    assert authors[:3] == ["user|pin: remove 'Allergic to peanuts'", "user|pin: add 'Never call me Al'",
+                           "user|pin: add 'Allergic to peanuts'"]
+    assert "Memfs-Actor: user" in git(root, "log", "-1", "--format=%B")
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_pin_rm_out_of_range_is_bad_input(run_cli) -> None:
+    run_cli("-u", "alex", "-c", "mira", "init")
+    result = run_cli("-u", "alex", "-c", "mira", "pin", "rm", "3")
+    assert result.code == 2 and "there is no pin 3" in result.err
+
+
+def test_commands_on_a_missing_pair_say_run_init(run_cli) -> None:
+    result = run_cli("-u", "nobody", "-c", "mira", "pin", "ls")
+    assert result.code == 2 and "memfs init" in result.err
+
+
+def _editor(tmp_path: Path, script: str) -> str:
+    path = tmp_path / "editor.py"
+    path.write_text(f"import sys, pathlib\np = pathlib.Path(sys.argv[1])\n{script}\n")
+    return f"{sys.executable} {path}"
+
+
+def test_pin_edit_commits_a_valid_edit(run_cli, tmp_path: Path, monkeypatch, pair: MemoryPair) -> None:
+    monkeypatch.setenv("EDITOR", _editor(tmp_path, "p.write_text(p.read_text() + '- Lives in Leeds\\n')"))
+    result = run_cli("-u", "alex", "-c", "mira", "pin", "edit")
+    assert result.code == 0, result.err
+    assert pair.pins() == ["Lives in Leeds"]
+    assert pair.log(1)[0].subject == "pin: edit pins"
+
+
+def test_pin_edit_keeps_an_invalid_file_as_saved_and_commits_nothing(
+        run_cli, tmp_path: Path, monkeypatch, pair: MemoryPair) -> None:
+    before = pair.repo.head()
+    monkeypatch.setenv("EDITOR", _editor(tmp_path, "p.write_text('# Pins\\n\\njust a paragraph\\n')"))
+    result = run_cli("-u", "alex", "-c", "mira", "pin", "edit")
+    assert result.code == 2
+    assert "system/pins.md" in result.err and "not a list item" in result.err
+    assert (pair.root / "system/pins.md").read_text() == "# Pins\n\njust a paragraph\n"
+    assert pair.repo.head() == before
+
+
+def test_log_diff_show_and_revert_of_a_revert(run_cli, pair: MemoryPair) -> None:
+    base = ("-u", "alex", "-c", "mira")
+    pair.pin("Allergic to peanuts")
+    added = pair.repo.head()
+    assert "+- Allergic to peanuts" in run_cli(*base, "diff", added).out
+    assert "pin: add 'Allergic to peanuts'" in run_cli(*base, "show", added).out
+    log = run_cli(*base, "log", "--json").json()["commits"]
+    assert log[0]["sha"] == added and log[0]["author"] == "user" and log[0]["kind"] == "pin"
+    assert run_cli(*base, "revert", added).code == 0
+    assert pair.pins() == []
+    assert run_cli(*base, "revert", "HEAD").code == 0
+    assert pair.pins() == ["Allergic to peanuts"]
+    subjects = [e.subject for e in pair.log(3)]
+    assert subjects[0].startswith("revert: revert: pin: add")
+
+
+def test_conflicting_revert_exits_1_and_leaves_repo_clean(run_cli, pair: MemoryPair) -> None:
+    pair.pin("one")
+    first = pair.repo.head()
+    pair.pin("two")
+    pair.unpin(1)
+    head = pair.repo.head()
+    result = run_cli("-u", "alex", "-c", "mira", "revert", first)
+    assert result.code == 1 and "conflicts" in result.err
+    assert pair.repo.head() == head
+    assert git(pair.root, "status", "--porcelain") == ""
+    assert not (pair.root / ".git" / "REVERT_HEAD").exists()
+
+
+def test_unknown_revision_is_bad_input(run_cli, pair: MemoryPair) -> None:
+    result = run_cli("-u", "alex", "-c", "mira", "revert", "no-such-rev")
+    assert result.code == 2 and "no such revision" in result.err
+
+
+@pytest.mark.parametrize("args", [["log"], ["pin", "ls"], ["card", "ls"], ["check"], ["diff"],
+                                   ["init"], ["show", "HEAD"], ["revert", "HEAD"]])
+def test_commands_that_do_not_search_never_import_torch(args: list[str], isolated_env: Path) -> None:
+    from memfs.store import MemoryStore
+
+    pair = MemoryStore(isolated_env).pair("alex", "mira")
+    pair.pin("x")
+    code = ("import sys; from memfs.cli import main; rc = main(%r); "
+            "bad = [m for m in ('torch', 'sentence_transformers') if m in sys.modules]; "
+            "print(rc, bad); sys.exit(1 if bad else 0)") % (["-u", "alex", "-c", "mira", *args],)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().endswith("[]")
