@@ -228,6 +228,18 @@ def test_updates_supersede_the_card_holding_the_old_value(old_body: str, line: s
     assert all(w in sup[0].body for w in new_words)
 
 
+def test_a_move_is_matched_to_the_existing_plan_even_without_a_plan_word() -> None:
+    old = card("c-car001", "The user's car is booked in for a service on Monday 2026-11-09.", "plan",
+               expires=dt.date(2026, 11, 9))
+    ex = run("the car service got moved to next Thursday, the garage is short-staffed", cards=(old,))
+    (op,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert op.old_id == "c-car001" and op.expires == dt.date(2026, 11, 12)
+
+
+def test_disliking_a_nickname_is_not_a_name() -> None:
+    assert not any("name is" in w.body for w in writes(run("I hate when people call me Liz, it's Elizabeth")))
+
+
 def test_restating_a_known_fact_writes_nothing() -> None:
     cards = (card("c-pea001", "The user is allergic to peanuts."), card("c-hor001", "The user loves horror movies.", "preference"))
     ex = run("I'm allergic to peanuts remember", "Yes!", "I love horror movies, the older the better", cards=cards)

@@ -412,7 +412,8 @@ def _a(noun: str) -> str:
 
 def rule_name(s: str, ctx: Context) -> Iterator[Candidate]:
     m = re.search(rf"\b(?:my name is|my name's|call me|i go by)\s+({NAME})", s, _Q)
-    if m and _is_name(m.group(1)) and not re.search(r"\b(?:don't|do not|never|stop)\s+(?:\w+\s+)?call", s, _Q):
+    negated = re.search(r"\b(?:don't|do not|never|stop|hate|dislike)\b[^.!?]*\bcall", s, _Q)
+    if m and _is_name(m.group(1)) and not (negated and "call" in m.group(0).lower()):
         yield _cand(ctx, ("name", ""), "fact", f"The user's name is {m.group(1)}.",
                     value=m.group(1).lower(), salience=0.7)
 
@@ -742,11 +743,11 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
     if s.rstrip().endswith("?") and not remind:
         return
     words, people = content_words(s), names_in(s)
-    if not (words & PLAN_WORDS or people or _COMMIT.search(s) or remind):
-        return
     if _RESCHEDULE.search(s) and (old := _best_plan(words | content_words(ctx.prior_text), ctx.active)):
         body = f"{tidy(with_dates(third_person(s), hit))} Previously: {old.body}"
         yield _plan(ctx, body, hit, words | content_words(old.body), [*old.entities[1:], *people], old.id)
+        return
+    if not (words & PLAN_WORDS or people or _COMMIT.search(s) or remind):
         return
     if remind:
         body = tidy("The user asked to be reminded to " + with_dates(third_person(remind.group(1)), hit))
