@@ -13,8 +13,8 @@ from memfs.cards import Card
 from memfs.history import Message, append, iter_messages
 from memfs.store import MemoryPair
 
-T0 = dt.datetime(2026, 11, 5, 9, 0, tzinfo=dt.timezone.utc)
-NOW = dt.datetime(2026, 11, 5, 12, 0, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 11, 5, 9, 0, tzinfo=dt.UTC)
+NOW = dt.datetime(2026, 11, 5, 12, 0, tzinfo=dt.UTC)
 SESSION = "s-20261105-01"
 
 

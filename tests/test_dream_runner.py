@@ -10,7 +10,7 @@ import pytest
 
 from agent.compaction import pending_events, save_event
 from agent.dream.ops import Extraction, SupersedeOp, WriteOp
-from agent.dream.runner import dream_pending, merge_subject, run_pending
+from agent.dream.runner import merge_subject, run_pending
 from memfs.gitio import USER, run_git
 from memfs.store import MemoryPair
 from tests._fakes_dream import NOW, SESSION, ScriptedExtractor, chat, write_op
@@ -165,7 +165,6 @@ def test_a_failed_extraction_leaves_the_window_pending_and_logs(pair: MemoryPair
 
 
 def test_invalid_model_json_twice_keeps_the_window_pending(pair: MemoryPair) -> None:
-    pytest.importorskip("agent.dream.extract_llm")
     from tests.conftest import FakeLLM
 
     chat(pair, LINES)
@@ -180,6 +179,31 @@ def test_invalid_model_json_twice_keeps_the_window_pending(pair: MemoryPair) -> 
     assert pending_events(pair.root)[0].attempts == 1
     assert result.error is not None and result.error in dream_log(pair)
     assert pair.cards() == []
+
+
+def test_model_ops_on_unknown_ids_or_system_are_dropped_and_logged(pair: MemoryPair) -> None:
+    from tests.conftest import FakeLLM
+
+    chat(pair, LINES)
+    pins_before = pair.repo.read_head("system/pins.md")
+    llm = FakeLLM()
+    llm.enqueue(tool={"name": "record_dream", "input": {"summary": "Alex teaches now.", "ops": [
+        {"op": "supersede", "old_id": "c-ghost1", "type": "fact",
+         "body": "The user is a teacher.", "entities": ["user"], "turns": [0]},
+        {"op": "write", "path": "system/pins.md", "type": "boundary",
+         "body": "Never mention peanuts.", "entities": ["user"], "turns": [0]},
+        {"op": "write", "type": "fact", "body": "The user has a dog called Rex.",
+         "entities": ["user", "Rex"], "salience": 0.6, "turns": [2]},
+    ]}})
+
+    [result] = run_pending(pair, llm, now=NOW).results
+
+    assert result.status == "merged"
+    assert [c.body for c in pair.cards()] == ["The user has a dog called Rex."]
+    assert pair.repo.read_head("system/pins.md") == pins_before
+    log = dream_log(pair)
+    assert "c-ghost1" in log and "'path'" in log
+    assert len(result.notes) == 2
 
 
 def test_an_uncommitted_window_fails_and_stays_pending(pair: MemoryPair) -> None:
@@ -227,11 +251,6 @@ def dream_pending_with(pair: MemoryPair, extractor: ScriptedExtractor) -> list[s
 
 
 def test_dream_pending_takes_just_the_pair_and_uses_the_offline_rules(pair: MemoryPair) -> None:
-    pytest.importorskip("agent.dream.extract_offline", exc_type=ImportError)
-    from agent.dream import extract_offline
-
-    if not hasattr(extract_offline, "extract_offline"):
-        pytest.skip("offline extractor not written yet")
     chat(pair, ["My name is Alex and I have a cat called Miso.", "Hello Alex!"])
 
     merges = pair.dream()
@@ -249,7 +268,7 @@ def test_merge_subject_counts_each_kind() -> None:
 
 def test_memfs_dream_cli_reports_nothing_pending_and_runs_windows(
         pair: MemoryPair, run_cli: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agent.dream.runner as runner
+    from agent.dream import runner
 
     result = run_cli("-u", "alex", "-c", "mira", "dream")  # type: ignore[operator]
     assert result.code == 0 and "nothing pending" in result.out

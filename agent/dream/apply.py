@@ -21,7 +21,15 @@ from pathlib import Path
 
 from agent.compaction import CompactionEvent
 from agent.dream.ops import (
-    CardDraft, CloseOp, ExpireOp, Extraction, MergeOp, Op, SupersedeOp, WriteOp, op_targets,
+    CardDraft,
+    CloseOp,
+    ExpireOp,
+    Extraction,
+    MergeOp,
+    Op,
+    SupersedeOp,
+    WriteOp,
+    op_targets,
 )
 from memfs.cards import Card, Source
 from memfs.gitio import DREAM
@@ -74,8 +82,8 @@ def apply_ops(repo: PairRepo, worktree_path: Path, extraction: Extraction,
 
 def _second(now: dt.datetime) -> dt.datetime:
     if now.tzinfo is None:
-        now = now.replace(tzinfo=dt.timezone.utc)
-    return now.astimezone(dt.timezone.utc).replace(microsecond=0)
+        now = now.replace(tzinfo=dt.UTC)
+    return now.astimezone(dt.UTC).replace(microsecond=0)
 
 
 class _Applier:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -155,6 +156,8 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
     root = pair.root
     result = DreamResult(event.id, "failed")
     tree: worktree.Worktree | None = None
+    notes = _NoteHandler(result.notes)
+    logging.getLogger("agent.dream").addHandler(notes)
     try:
         tree = worktree.create(root)
         _checkpoint(root, "worktree")
@@ -178,6 +181,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         result.error = str(exc)
         _fail(root, event, result)
     finally:
+        logging.getLogger("agent.dream").removeHandler(notes)
         if tree is not None:
             worktree.remove(root, tree)
     if result.status == "merged":
@@ -185,6 +189,17 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         _log(root, f"{event.id}: merged {result.merge} ({merge_subject(result.commits)})"
              + "".join(f"\n  {n}" for n in result.notes))
     return result
+
+
+class _NoteHandler(logging.Handler):
+    """Collects what the extractors log (dropped ops) into the dream's notes and log file."""
+
+    def __init__(self, notes: list[str]) -> None:
+        super().__init__(logging.INFO)
+        self.notes = notes
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.notes.append(record.getMessage())
 
 
 def _nothing_kept(pair: MemoryPair, tree: worktree.Worktree, event: CompactionEvent) -> None:

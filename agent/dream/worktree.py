@@ -44,7 +44,7 @@ def main_head(root: Path) -> str:
 
 def create(root: Path, when: dt.datetime | None = None) -> Worktree:
     """A new worktree on a new ``dream/<YYYYmmdd-HHMMSS>`` branch from main's HEAD."""
-    stamp = (when or dt.datetime.now(dt.timezone.utc)).strftime("%Y%m%d-%H%M%S")
+    stamp = (when or dt.datetime.now(dt.UTC)).strftime("%Y%m%d-%H%M%S")
     existing = set(dream_branches(root))
     name, n = stamp, 1
     while f"{BRANCH_PREFIX}{name}" in existing or (root / WORKTREES / name).exists():
