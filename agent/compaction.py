@@ -99,11 +99,18 @@ def load_event(path: Path) -> CompactionEvent:
 
 
 def pending_events(root: Path) -> list[CompactionEvent]:
-    """Events not yet dreamed, oldest first."""
+    """Events not yet dreamed, oldest first. A corrupt event file is set aside
+    (``*.json.bad``): its messages rejoin the window, so nothing is lost."""
     folder = events_dir(root)
     if not folder.is_dir():
         return []
-    return [load_event(p) for p in sorted(folder.glob("e-*.json"))]
+    events = []
+    for path in sorted(folder.glob("e-*.json")):
+        try:
+            events.append(load_event(path))
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+            path.replace(path.with_name(path.name + ".bad"))
+    return events
 
 
 def remove_event(root: Path, event_id: str) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 HOOKS = ("pre-commit", "pre-merge-commit")
 MARKER = "# memfs hook v1"
 DREAM_AUTHOR = "memfs-dream"
+NOT_SYSTEM = (DREAM_AUTHOR, "agent")
 
 _SCRIPT = """#!/bin/sh
 {marker}: validates memory files; see `memfs check`.
@@ -52,8 +53,9 @@ def staged_problems(cwd: Path) -> list[str]:
     changed = _git(cwd, "diff", "--cached", "--name-status", "--no-renames", "-z").split("\0")
     pairs = list(zip(changed[0::2], changed[1::2]))
     problems: list[str] = []
-    if author == DREAM_AUTHOR:
-        problems += [f"{path}: dreaming may not change system/ (it is the user's)"
+    if author in NOT_SYSTEM:
+        who = "dreaming" if author == DREAM_AUTHOR else "the agent"
+        problems += [f"{path}: {who} may not change system/ (it is the user's)"
                      for _, path in pairs if path.startswith("system/")]
     from memfs.check import validate_file
 

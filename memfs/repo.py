@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from memfs import hooks
 from memfs.errors import BadInputError, GitError, NotARepoError
-from memfs.gitio import DREAM, USER, Actor, actor_env, message, run_git
+from memfs.gitio import AGENT, DREAM, USER, Actor, actor_env, message, run_git
 from memfs.ids import check_id
 from memfs.lock import pair_lock
 from memfs.assets import read_template
@@ -55,7 +55,7 @@ class PairRepo:
         repo = cls(root)
         files: dict[str, str | None] = {
             "system/persona.md": read_template("pair/system/persona.md").format(
-                user=user, character=character),
+                user=_name(user), character=_name(character)),
             "system/pins.md": read_template("pair/system/pins.md"),
             "summary.md": "",
             "cards/.gitkeep": "",
@@ -128,9 +128,12 @@ class PairRepo:
         run_git(work, "add", "-A", "--", *paths)
         if not run_git(work, "diff", "--cached", "--name-only", "--", *paths).strip():
             return None
-        run_git(work, "commit", "-q", "-m", msg,
-                "--", *paths, env=actor_env(actor))
+        run_git(work, "commit", "-q", "-m", msg, "--", *paths, env=actor_env(actor))
         return run_git(work, "rev-parse", "HEAD").strip()
+
+
+def _name(identifier: str) -> str:
+    return identifier[:1].upper() + identifier[1:]
 
 
 def safe_path(path: str, actor: Actor = USER) -> str:
@@ -140,8 +143,8 @@ def safe_path(path: str, actor: Actor = USER) -> str:
         raise BadInputError(f"{path!r}: not a path inside the pair repository")
     if pure.parts[0] not in TOP_LEVEL:
         raise BadInputError(f"{path!r}: outside the memory layout ({', '.join(TOP_LEVEL)})")
-    if actor == DREAM and pure.parts[0] == "system":
-        raise BadInputError(f"{path!r}: dreaming never writes system/, which is the user's")
+    if actor in (DREAM, AGENT) and pure.parts[0] == "system":
+        raise BadInputError(f"{path!r}: only the user writes system/ ({actor.name} may not)")
     if pure.parts[0] == "cards" and len(pure.parts) == 2 and pure.name.endswith(".md"):
         check_id(pure.name[:-3], "card id")
     return str(pure)

@@ -1,0 +1,170 @@
+"""Context assembly: exactly what the model sees on a turn, within one token budget.
+
+Layers, in the order they are given room:
+1. every file in ``system/`` at committed HEAD — always, whole, never dropped to fit;
+2. ``summary.md`` at HEAD;
+3. what the retrieval plan found (cards and past messages), only when the plan asks;
+4. the recent window, newest messages first until the budget is spent.
+
+The result is shaped for ``anthropic.messages.create(system=..., messages=...)``: system
+block 0 is the ``system/`` block (stable every turn, so providers cache it), block 1 the
+memory block.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memfs.history import Message
+from memfs.pins import parse_pins
+from memfs.store import MemoryPair
+from memfs.tokens import count_tokens
+
+from agent.plan import RetrievalPlan, decide
+from agent.window import current_window
+
+if TYPE_CHECKING:
+    from memfs.search import SearchHit
+
+
+@dataclass
+class Context:
+    system: list[str]
+    messages: list[dict[str, str]]
+    plan: RetrievalPlan
+    hits: list[SearchHit] = field(default_factory=list)
+    tokens: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    head: str = ""
+
+    @property
+    def system_text(self) -> str:
+        return "\n\n".join(block for block in self.system if block)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``memfs context --json`` document."""
+        return {"system": self.system_text, "messages": self.messages,
+                "plan": self.plan.to_dict(), "tokens": self.tokens,
+                "retrieved": [h.to_json() for h in self.hits], "warnings": self.warnings,
+                "head": self.head}
+
+    def anthropic_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``client.messages.create`` (block 0 cached)."""
+        blocks: list[dict[str, Any]] = []
+        for i, text in enumerate(b for b in self.system if b):
+            block: dict[str, Any] = {"type": "text", "text": text}
+            if i == 0:
+                block["cache_control"] = {"type": "ephemeral"}
+            blocks.append(block)
+        return {"system": blocks, "messages": self.messages}
+
+
+def system_block(pair: MemoryPair, rev: str = "HEAD") -> tuple[str, str]:
+    """All of ``system/`` at ``rev`` (persona first, then pins, then the rest) and the pins."""
+    paths = pair.repo.list_head("system", rev)
+    order = sorted(paths, key=lambda p: (p != "system/persona.md", p != "system/pins.md", p))
+    parts, pins = [], ""
+    for path in order:
+        text = pair.repo.read_head(path, rev) or ""
+        if path == "system/pins.md":
+            pins = "\n".join(f"- {t}" for t in parse_pins(text).texts())
+            text = "# Pinned by the user (always true, always relevant)\n\n" + pins if pins else ""
+        if text.strip():
+            parts.append(text.strip())
+    return "\n\n".join(parts), pins
+
+
+def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = None,
+                  window: list[Message] | None = None) -> Context:
+    """Assemble the context for ``message`` (read-only: nothing is appended or committed)."""
+    config = pair.config
+    head = pair.repo.head()
+    system, pins = system_block(pair, head)
+    summary = (pair.summary(head) or "").strip()
+    window = current_window(pair) if window is None else window
+    if window and window[-1].role == "user" and window[-1].content == message:
+        window = window[:-1]  # the message was already appended to history by the turn
+    recent = [m.content for m in window[-12:]]
+    plan = decide(_planner(pair), message, recent, summary, pins)
+    hits = _retrieve(pair, plan, window, now) if plan.need_retrieval else []
+    memory, used = _memory_block(summary, hits, config.retrieval_budget)
+    tokens = {"system": count_tokens(system), "summary": count_tokens(summary),
+              "retrieved": used}
+    room = config.context_budget - sum(tokens.values()) - count_tokens(message)
+    messages, tokens["window"] = _fit_window(window, message, room)
+    ctx = Context(system=[system, memory], messages=messages, plan=plan, hits=hits,
+                  tokens=tokens, head=head)
+    _warn(ctx, pair, pins)
+    return ctx
+
+
+def _planner(pair: MemoryPair) -> Any:
+    llm = pair.store._llm  # only a provider the app injected or chat configured
+    return None if llm is None or getattr(llm, "name", "") == "offline" else llm
+
+
+def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
+              now: dt.datetime | None) -> list[SearchHit]:
+    in_window = {m.id for m in window}
+    k = pair.config.search_k
+    hits = pair.search(plan.search_query, k=k + len(in_window) if in_window else k,
+                       time_scope=plan.time_scope, entities=list(plan.entities), now=now)
+    return [h for h in hits if h.id not in in_window][:k]
+
+
+def _memory_block(summary: str, hits: list[SearchHit], budget: int) -> tuple[str, int]:
+    parts = []
+    if summary:
+        parts.append("# Summary of earlier conversation\n\n" + summary)
+    lines, used = [], 0
+    for hit in hits:
+        line = f"- {_label(hit)} {' '.join(hit.text.split())}"
+        cost = count_tokens(line)
+        if used + cost > budget and lines:
+            break
+        lines.append(line)
+        used += cost
+    if lines:
+        parts.append("# Memories that may be relevant (retrieved)\n\n" + "\n".join(lines))
+    return "\n\n".join(parts), used
+
+
+def _label(hit: SearchHit) -> str:
+    if hit.kind == "card":
+        return f"[memory {hit.id}, {hit.type or 'card'}{'' if hit.status == 'active' else ', ' + hit.status}]"
+    if hit.kind == "message":
+        return f"[past message {(hit.ts or '')[:10]}]"
+    return "[summary]"
+
+
+def _fit_window(window: list[Message], message: str, room: int) -> tuple[list[dict[str, str]], int]:
+    """Newest messages that fit ``room`` tokens, roles alternating, ending with ``message``."""
+    kept: list[Message] = []
+    used = 0
+    for m in reversed(window):
+        cost = count_tokens(m.content)
+        if used + cost > room:
+            break
+        kept.insert(0, m)
+        used += cost
+    while kept and kept[0].role != "user":
+        used -= count_tokens(kept.pop(0).content)
+    messages: list[dict[str, str]] = []
+    for m in [*({"role": k.role, "content": k.content} for k in kept),
+              {"role": "user", "content": message}]:
+        if messages and messages[-1]["role"] == m["role"]:
+            messages[-1] = {"role": m["role"], "content": messages[-1]["content"] + "\n\n" + m["content"]}
+        else:
+            messages.append(dict(m))
+    return messages, used
+
+
+def _warn(ctx: Context, pair: MemoryPair, pins: str) -> None:
+    pin_tokens = count_tokens(pins)
+    if pin_tokens > pair.config.pins_budget:
+        ctx.warnings.append(f"pins use ~{pin_tokens} tokens, over the pins budget of "
+                            f"{pair.config.pins_budget}: they are kept, but crowd every turn")
+    if ctx.tokens["system"] + ctx.tokens["summary"] > pair.config.context_budget:
+        ctx.warnings.append("system/ and the summary alone exceed the context budget")

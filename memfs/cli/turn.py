@@ -1,0 +1,114 @@
+"""``memfs ingest``, ``memfs context`` and ``memfs chat``: the conversation side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memfs.cli.common import State, cli, console, err_console, pass_state, print_json, warn
+from memfs.errors import BadInputError
+
+
+def read_transcript(path: Path) -> list[dict[str, Any]]:
+    """A JSONL transcript; every bad line is refused before anything is appended."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise BadInputError(f"{path}: not UTF-8 text") from None
+    messages = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInputError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise BadInputError(f"{path}: line {number}: must be a JSON object")
+        for key in ("role", "content"):
+            if key not in record:
+                raise BadInputError(f"{path}: line {number}: {key}: is required")
+        if record["role"] not in ("user", "assistant"):
+            raise BadInputError(f"{path}: line {number}: role: must be 'user' or 'assistant'")
+        if not isinstance(record["content"], str):
+            raise BadInputError(f"{path}: line {number}: content: must be a string")
+        messages.append(record)
+    return messages
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--no-dream", is_flag=True, help="Record compaction events but do not dream now.")
+@pass_state
+def ingest(state: State, file: Path, no_dream: bool) -> None:
+    """Append a JSONL transcript ({"role","content","ts"?,"session"?}) as if chatted."""
+    from agent.turn import TurnOptions, add_messages, end_session
+
+    pair = state.pair()
+    messages = read_transcript(file)
+    added = add_messages(pair, messages, options=TurnOptions(dream="none" if no_dream else "spawn"))
+    end_session(pair)
+    sessions = sorted({m.session for m in added})
+    console.print(f"ingested {len(added)} messages into {len(sessions)} session(s)")
+
+
+@cli.command()
+@click.argument("message")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def context(state: State, message: str, as_json: bool) -> None:
+    """Print exactly what the model would see for MESSAGE, with tokens per layer."""
+    ctx = state.pair().context(message)
+    for warning in ctx.warnings:
+        warn(warning)
+    if as_json:
+        print_json(ctx.to_json())
+        return
+    t = ctx.tokens
+    console.rule("[bold]system/ (always in context)", align="left")
+    console.print(ctx.system[0], markup=False)
+    if ctx.system[1]:
+        console.rule("[bold]memory (summary and retrieved)", align="left")
+        console.print(ctx.system[1], markup=False)
+    console.rule("[bold]messages", align="left")
+    for m in ctx.messages:
+        console.print(f"[bold]{m['role']}:[/bold] ", end="")
+        console.print(m["content"], markup=False)
+    plan = ctx.plan
+    console.print(f"\n[dim]plan: retrieval={'yes' if plan.need_retrieval else 'no'} "
+                  f"({plan.reason}); query={plan.search_query!r}; scope={plan.time_scope}[/dim]")
+    console.print(f"[dim]tokens: system {t['system']}, summary {t['summary']}, "
+                  f"retrieved {t['retrieved']}, window {t['window']} "
+                  f"(budget {state.config.context_budget})[/dim]")
+
+
+@cli.command()
+@click.option("--session", help="Continue this session id instead of starting a new one.")
+@pass_state
+def chat(state: State, session: str | None) -> None:
+    """Talk to the character (/pin TEXT, /context, /compact, /quit)."""
+    from agent.chat import ChatSession
+    from agent.llm.registry import describe_configuration
+
+    pair = state.pair()
+    chat_session = ChatSession(pair, session=session)
+    if chat_session.offline:
+        err_console.print("[yellow]No language model is configured; replies are offline "
+                          "placeholders.[/yellow]")
+        err_console.print(describe_configuration(), markup=False)
+    console.print(f"[dim]{pair.user} ↔ {pair.character}. /pin TEXT, /context, /compact, "
+                  "/quit[/dim]")
+    while True:
+        try:
+            line = click.prompt("you", prompt_suffix="> ", default="", show_default=False)
+        except (EOFError, click.exceptions.Abort):
+            break
+        if not chat_session.handle(line, console):
+            break
+    chat_session.close()
+    console.print("[dim]session closed; history committed[/dim]")

@@ -1,0 +1,174 @@
+"""The companion turn: durable history, context assembly, compaction, the retrieval plan."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.compaction import pending_events
+from agent.turn import TurnOptions, add_messages, compact_now, end_session
+from agent.window import current_window
+from memfs.config import Config
+from memfs.store import MemoryPair, MemoryStore
+from tests._search_fixtures import FakeEmbedder
+
+T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def make_pair(home: Path, **config: object) -> MemoryPair:
+    store = MemoryStore(home, embedder=FakeEmbedder(), config=Config(**config))  # type: ignore[arg-type]
+    return store.pair("alex", "mira")
+
+
+def exchange(n: int, words: int = 30, start: dt.datetime = T0) -> list[dict[str, str]]:
+    out = []
+    for i in range(n):
+        ts = start + dt.timedelta(minutes=2 * i)
+        out.append({"role": "user", "content": f"message {i} " + "chatter " * words,
+                    "ts": ts.isoformat()})
+        out.append({"role": "assistant", "content": f"reply {i} " + "answer " * words,
+                    "ts": (ts + dt.timedelta(seconds=30)).isoformat()})
+    return out
+
+
+def test_messages_survive_byte_for_byte(isolated_env: Path) -> None:
+    pair = make_pair(isolated_env)
+    weird = ["emoji 🐶 and RTL עברית", "line one\nline two\r\nthree", "x" * 100_000,
+             '{"json": "inside"}', "\u2028separator\u0085nel", ""]
+    add_messages(pair, [{"role": "user", "content": c} for c in weird], session="s-a",
+                 options=TurnOptions(dream="none"))
+    from memfs.history import iter_messages
+
+    assert [m.content for m in iter_messages(pair.root)] == weird
+
+
+def test_message_is_durable_before_compaction_runs(isolated_env: Path, monkeypatch) -> None:
+    pair = make_pair(isolated_env)
+    import agent.turn as turn
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("crash after append")
+
+    monkeypatch.setattr(turn, "maybe_compact", boom)
+    with pytest.raises(RuntimeError):
+        add_messages(pair, [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+                     session="s-a")
+    lines = (pair.root / "history" / "s-a.jsonl").read_text().splitlines()
+    assert [json.loads(line)["content"] for line in lines] == ["hi", "yo"]
+
+
+def test_ingest_refuses_bad_line_before_appending_anything(run_cli, isolated_env: Path, tmp_path: Path) -> None:
+    make_pair(isolated_env)
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"role": "user", "content": "ok"}\n{"role": "robot", "content": "no"}\n')
+    result = run_cli("-u", "alex", "-c", "mira", "ingest", str(path))
+    assert result.code == 2
+    assert f"{path}: line 2: role" in result.err
+    assert not list((isolated_env / "alex" / "mira" / "history").glob("*.jsonl"))
+
+
+def test_ingest_records_sessions_and_commits_history(run_cli, isolated_env: Path, tmp_path: Path) -> None:
+    pair = make_pair(isolated_env)
+    path = tmp_path / "t.jsonl"
+    rows = [{"role": "user", "content": "hello", "ts": "2026-11-01T10:00:00Z", "session": "s-one"},
+            {"role": "assistant", "content": "hi!", "ts": "2026-11-01T10:00:05Z", "session": "s-one"},
+            {"role": "user", "content": "again", "ts": "2026-11-02T10:00:00Z", "session": "s-two"}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert run_cli("-u", "alex", "-c", "mira", "ingest", str(path)).code == 0
+    assert pair.repo.list_head("history") == ["history/.gitkeep", "history/s-one.jsonl",
+                                              "history/s-two.jsonl"]
+    assert pair.log(1)[0].subject.startswith("history:")
+
+
+def test_compaction_evicts_oldest_whole_exchanges_and_records_an_event(isolated_env: Path) -> None:
+    pair = make_pair(isolated_env, window_budget=400)
+    add_messages(pair, exchange(12), session="s-a", options=TurnOptions(dream="none"))
+    events = pending_events(pair.root)
+    assert events, "the window went over budget, a compaction event must exist"
+    window = current_window(pair)
+    assert window[0].role == "user", "a user message and its reply are never split"
+    assert sum(len(m.content) // 4 for m in window) <= 400
+    evicted = {(s.session, t) for e in events for s in e.spans for t in range(s.first, s.last + 1)}
+    assert all((m.session, m.turn) not in evicted for m in window)
+    assert len(evicted) + len(window) == 24
+    # history is committed at compaction, so dreaming can read it from git
+    assert "history/s-a.jsonl" in pair.repo.list_head("history")
+
+
+def test_step_count_trigger_and_off(isolated_env: Path) -> None:
+    pair = make_pair(isolated_env, compaction_trigger="step-count", step_count=4)
+    add_messages(pair, exchange(6, words=2), session="s-a", options=TurnOptions(dream="none"))
+    assert pending_events(pair.root)
+    off = MemoryStore(isolated_env / "off", embedder=FakeEmbedder(),
+                      config=Config(compaction_trigger="off", window_budget=50)).pair("a", "b")
+    add_messages(off, exchange(10), session="s-a", options=TurnOptions(dream="none"))
+    assert pending_events(off.root) == []
+    assert compact_now(off, dream="none") is not None, "/compact forces one even when off"
+    assert len(current_window(off)) == 2
+
+
+def test_deleting_dot_memfs_loses_nothing(isolated_env: Path) -> None:
+    import shutil
+
+    pair = make_pair(isolated_env, window_budget=400)
+    add_messages(pair, exchange(12), session="s-a", options=TurnOptions(dream="none"))
+    end_session(pair)
+    shutil.rmtree(pair.root / ".memfs")
+    window = current_window(pair)
+    assert len(window) == 24, "undreamed messages rejoin the window"
+
+
+def test_context_has_every_layer_and_the_json_shape(isolated_env: Path, run_cli) -> None:
+    pair = make_pair(isolated_env)
+    pair.pin("Allergic to peanuts")
+    (pair.root / "system" / "style.md").write_text("Speak briefly.\n")
+    pair.repo.commit({"system/style.md": "Speak briefly.\n", "summary.md": "Alex got a dog.\n"},
+                     "edit", "style", __import__("memfs.gitio").gitio.USER)
+    add_messages(pair, exchange(2, words=3), session="s-a", options=TurnOptions(dream="none"))
+    doc = run_cli("-u", "alex", "-c", "mira", "context", "Any snack ideas?", "--json").json()
+    assert set(doc) >= {"system", "messages", "plan", "tokens"}
+    assert set(doc["tokens"]) == {"system", "summary", "retrieved", "window"}
+    assert "Allergic to peanuts" in doc["system"] and "Speak briefly." in doc["system"]
+    assert "Alex got a dog." in doc["system"]
+    assert doc["messages"][-1] == {"role": "user", "content": "Any snack ideas?"}
+    assert [m["role"] for m in doc["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+    assert set(doc["plan"]) >= {"need_retrieval", "memory_types", "entities", "time_scope",
+                                "search_query", "confidence"}
+
+
+def test_pins_are_never_dropped_to_fit_and_a_warning_says_so(isolated_env: Path) -> None:
+    pair = make_pair(isolated_env, context_budget=300, pins_budget=50)
+    for i in range(20):
+        pair.pin(f"pin number {i} about something the user cares about a lot")
+    add_messages(pair, exchange(10), session="s-a", options=TurnOptions(dream="none"))
+    ctx = pair.context("hello there")
+    assert all(f"pin number {i} " in ctx.system[0] for i in range(20))
+    assert any("pins budget" in w for w in ctx.warnings)
+    assert ctx.messages[-1]["content"] == "hello there"
+
+
+def test_context_is_built_from_committed_head(isolated_env: Path) -> None:
+    pair = make_pair(isolated_env)
+    pair.pin("committed pin")
+    (pair.root / "system" / "pins.md").write_text("# Pins\n\n- half-saved edit\n")
+    ctx = pair.context("hi")
+    assert "committed pin" in ctx.system[0] and "half-saved" not in ctx.system[0]
+
+
+def test_anthropic_kwargs_cache_the_system_block(isolated_env: Path) -> None:
+    pair = make_pair(isolated_env)
+    pair.pin("Allergic to peanuts")
+    kwargs = pair.context("hi").anthropic_kwargs()
+    assert kwargs["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "Allergic to peanuts" in kwargs["system"][0]["text"]
+    assert kwargs["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_pin_add_warns_over_budget(run_cli, isolated_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MEMFS_PINS_BUDGET", "5")
+    make_pair(isolated_env)
+    result = run_cli("-u", "alex", "-c", "mira", "pin", "add", "a long pin " * 10)
+    assert result.code == 0 and "pins budget" in result.err
