@@ -111,7 +111,8 @@ def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
     k = pair.config.search_k
     hits = pair.search(plan.search_query, k=k + len(in_window) if in_window else k,
                        time_scope=plan.time_scope, entities=list(plan.entities), now=now)
-    return [h for h in hits if h.id not in in_window][:k]
+    # The summary is already in the memory block; retrieving it again only costs tokens.
+    return [h for h in hits if h.id not in in_window and h.kind != "summary"][:k]
 
 
 def _memory_block(summary: str, hits: list[SearchHit], budget: int) -> tuple[str, int]:

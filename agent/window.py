@@ -2,7 +2,8 @@
 
 The window is derived, not stored: every message of ``history/`` that no compaction event
 has evicted yet. Evicted spans come from pending events in ``.memfs/events/`` and from
-the ``Memfs-Window`` trailers of dream merges on ``main`` — so if ``.memfs/`` is deleted,
+the ``Memfs-Window`` trailers on ``main`` (each dream merge carries one; so does an import
+of history whose memory already exists, like the demo's sample pairs) — so if ``.memfs/`` is deleted,
 undreamed messages simply rejoin the window, to be evicted (and dreamed) again.
 """
 
@@ -17,7 +18,7 @@ from agent.compaction import Span, pending_events
 
 def evicted_spans(pair: MemoryPair) -> list[Span]:
     spans = [s for event in pending_events(pair.root) for s in event.spans]
-    out = run_git(pair.root, "log", "--first-parent", "--author=memfs-dream",
+    out = run_git(pair.root, "log", "--first-parent",
                   "--format=%(trailers:key=Memfs-Window,valueonly,separator=%x2C)")
     for line in out.splitlines():
         spans += [Span.parse(item.strip()) for item in line.split(",") if item.strip()]
