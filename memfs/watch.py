@@ -146,8 +146,9 @@ def _read_stable(repo: PairRepo, paths: list[str],
                  recheck: float) -> tuple[dict[str, bytes | None], list[str]]:
     """Read each file, wait ``recheck`` seconds, and have git store it again.
 
-    A file whose stored blob differs from the bytes read first is still being written:
-    it goes to the second list, to be retried after the next settle. Everything in the
+    A file whose stored blob differs from the bytes read first, or that was modified
+    within the last ``recheck`` seconds (an editor between truncating and writing), is
+    still being written: it goes to the second list, to be retried after the next settle. Everything in the
     first dict (None: deleted) is now in git's object store exactly as it was read.
     """
     first = {p: _read(repo.root / p) for p in paths}
@@ -166,11 +167,20 @@ def _read_stable(repo: PairRepo, paths: list[str],
             oid = run_git(repo.root, "hash-object", "-w", "--no-filters", "--", path).strip()
         except GitError:
             oid = ""
-        if oid == blob_id(data):
+        if oid == blob_id(data) and not _touched_within(repo.root / path, recheck):
             stable[path] = data
         else:
             unsettled.append(path)
     return stable, unsettled
+
+
+def _touched_within(full: Path, seconds: float) -> bool:
+    """Modified less than ``seconds`` ago? (A clock-skewed future mtime cannot tell: no.)"""
+    try:
+        age = time.time() - full.stat().st_mtime
+    except FileNotFoundError:
+        return True
+    return 0 <= age < seconds
 
 
 def _read(full: Path) -> bytes | None:
