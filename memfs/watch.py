@@ -85,7 +85,7 @@ def handle_changes(repo: PairRepo, paths: Iterable[str], *,
         return WatchReport()
     seen = {} if reported is None else reported
     with repo.lock():
-        changed = [p for p in _differing(repo, wanted) if watched_path(p)]
+        changed = _differing(repo, wanted)
         for path in [p for p in seen if p not in changed and _under(p, wanted)]:
             del seen[path]
         stable, unsettled = _read_stable(repo, changed, recheck)
@@ -117,7 +117,7 @@ def _differing(repo: PairRepo, paths: list[str]) -> list[str]:
     """Files under ``paths`` whose working-tree state differs from HEAD (git's view)."""
     out = run_git(repo.root, "status", "--porcelain=v1", "-z", "--no-renames",
                   "--untracked-files=all", "--", *paths)
-    found = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+    found = [entry[3:] for entry in out.split("\0") if len(entry) > 3 and watched_path(entry[3:])]
     head = _head_blobs(repo, found)
     differing = []
     for path in found:
@@ -392,6 +392,8 @@ class Watcher:
     def _flush(self, root: Path, paths: set[str]) -> set[str]:
         """Handle one settled batch; returns the paths to try again later."""
         reported = self._reported.setdefault(root, {})
+        if not _born(root):
+            return set()  # a pair being created: its first commit is memfs's own
         try:
             report = handle_changes(PairRepo.open(root), paths, reported=reported,
                                     recheck=self.recheck)
@@ -420,6 +422,15 @@ class Watcher:
         tmp = self.status_file.with_name(self.status_file.name + ".tmp")
         tmp.write_text(json.dumps(self._status, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, self.status_file)
+
+
+def _born(root: Path) -> bool:
+    """Does the repository have a first commit yet?"""
+    try:
+        run_git(root, "rev-parse", "--verify", "-q", "HEAD")
+    except GitError:
+        return False
+    return True
 
 
 def _subdirs(folder: Path) -> list[Path]:

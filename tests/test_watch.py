@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from memfs.errors import ConflictError
 from memfs.gitio import run_git
 from memfs.repo import PairRepo
 from memfs.store import MemoryPair, MemoryStore
@@ -366,3 +367,31 @@ def test_hand_staging_is_not_committed_and_not_an_empty_commit(pair: MemoryPair)
 def test_which_paths_are_watched(path: str, watched: bool) -> None:
     assert watched_path(path) is watched
 
+
+
+RACING_HOOK = """#!/bin/sh
+# Once: someone else commits while memfs watch is committing (between its read and its commit).
+if [ -f .git/race-flag ]; then
+  rm .git/race-flag
+  unset GIT_INDEX_FILE
+  printf 'raced\\n' > history/.gitkeep
+  git add history/.gitkeep && git commit -q --no-verify -m "history: a racing commit"
+fi
+"""
+
+
+def test_a_commit_made_meanwhile_is_never_overwritten(pair: MemoryPair) -> None:
+    hook = pair.root / ".git/hooks/pre-commit"
+    hook.write_text(RACING_HOOK)
+    (pair.root / ".git/race-flag").write_text("")
+    (pair.root / "system/pins.md").write_text(PINS)
+    with pytest.raises(ConflictError):
+        handle_changes(pair.repo, ["system/pins.md"], recheck=0)
+    assert subjects(pair.root)[0] == "history: a racing commit"
+    assert (pair.root / "system/pins.md").read_text() == PINS
+    report = handle_changes(pair.repo, ["system/pins.md"], recheck=0)
+    assert report.committed == ("system/pins.md",)
+    assert subjects(pair.root)[:2] == ["edit: update system/pins.md", "history: a racing commit"]
+    assert head_text(pair.root, "history/.gitkeep") == "raced\n"
+    assert head_text(pair.root, "system/pins.md") == PINS
+    assert git(pair.root, "status", "--porcelain").strip() == ""

@@ -12,7 +12,7 @@ from types import FrameType
 
 import click
 
-from memfs.cli.common import State, cli, console, err_console, pass_state
+from memfs.cli.common import State, cli, pass_state
 from memfs.errors import BadInputError, MemfsError
 from memfs.watch import ReportCallback, Watcher, WatchReport
 
@@ -44,7 +44,7 @@ def watch(state: State, all_pairs: bool, settle: float) -> None:
     previous = {sig: signal.signal(sig, _stopper(stop)) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         watcher.start()
-        console.print(f"watching {what} (settle {settle:g}s); Ctrl-C to stop")
+        click.echo(f"watching {what} (settle {settle:g}s); Ctrl-C to stop")
         while not stop.wait(0.2):
             watcher.check()
     finally:
@@ -52,8 +52,8 @@ def watch(state: State, all_pairs: bool, settle: float) -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     watcher.check()
-    console.print(f"memfs watch: stopped ({watcher.commits} commit"
-                  f"{'' if watcher.commits == 1 else 's'})")
+    click.echo(f"memfs watch: stopped ({watcher.commits} commit"
+               f"{'' if watcher.commits == 1 else 's'})")
 
 
 def _stopper(stop: threading.Event) -> Callable[[int, FrameType | None], None]:
@@ -87,13 +87,13 @@ def _print_report(base: Path, all_pairs: bool) -> ReportCallback:
     def report(root: Path, rep: WatchReport) -> None:
         name = root.relative_to(base).as_posix() + ": " if all_pairs else ""
         if rep.commit:
-            console.print(f"committed {rep.commit[:7]} {name}{', '.join(rep.committed)}")
+            click.echo(f"committed {rep.commit[:7]} {name}{', '.join(rep.committed)}")
         for problem in rep.problems:
-            err_console.print(f"not committed: {name}{problem} (file kept as saved; "
-                              "fix it and save again)", markup=False)
+            click.echo(f"not committed: {name}{problem} (file kept as saved; "
+                       "fix it and save again)", err=True)
 
     return report
 
 
 def _print_error(root: Path, exc: MemfsError) -> None:
-    err_console.print(f"memfs watch: {root}: {exc}", markup=False)
+    click.echo(f"memfs watch: {root}: {' '.join(str(exc).split())}", err=True)
