@@ -298,24 +298,23 @@ def _flow(items: list[str]) -> str:
     return "[" + ", ".join(_flow_item(i) for i in items) + "]"
 
 
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9 _.'-]*[A-Za-z0-9_.'-]|[A-Za-z]")
+_PLAIN = re.compile(r"[^\W\d_](?:[\w .'-]*[\w.'-])?")
 
 
 def _flow_item(value: str) -> str:
-    """Plain when it is obviously a name, else a double-quoted YAML string with escapes."""
-    if _PLAIN.fullmatch(value) and value.lower() not in ("null",):
+    """Plain when it is obviously a name (any script), else a double-quoted YAML string."""
+    if _PLAIN.fullmatch(value) and value.lower() != "null":
         return value
     out = []
     for ch in value:
         code = ord(ch)
-        if 0x20 <= code < 0x7F and ch not in '"\\':
+        if ch.isprintable() and ch not in '"\\' and not 0xD800 <= code <= 0xDFFF:
             out.append(ch)
         elif code < 0x10000:
             out.append(f"\\u{code:04x}")
         else:
             out.append(f"\\U{code:08x}")
     return '"' + "".join(out) + '"'
-
 
 
 def _fmt_dt(value: dt.datetime) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,12 +27,13 @@ ORPHAN_PATIENCE = 10.0
 def pair_lock(root: Path, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
     """Hold the pair's write lock; re-entrant within one process via ``_held``."""
     key = str(root.resolve())
-    if _held.get(key):
-        _held[key] += 1
+    held = _held()
+    if held.get(key):
+        held[key] += 1
         try:
             yield
         finally:
-            _held[key] -= 1
+            held[key] -= 1
         return
     state = root / ".memfs"
     state.mkdir(exist_ok=True)
@@ -40,18 +42,26 @@ def pair_lock(root: Path, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
         _acquire(fd, root, timeout)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
-        _held[key] = 1
+        held[key] = 1
         recover_git_locks(root / ".git")
         try:
             yield
         finally:
-            _held.pop(key, None)
+            held.pop(key, None)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
-_held: dict[str, int] = {}
+_local = threading.local()
+
+
+def _held() -> dict[str, int]:
+    """Re-entrancy counts of this thread: another thread must really wait on the flock."""
+    if not hasattr(_local, "held"):
+        _local.held = {}
+    held: dict[str, int] = _local.held
+    return held
 
 
 def _acquire(fd: int, root: Path, timeout: float) -> None:

@@ -88,3 +88,28 @@ def test_torn_history_line_from_a_crash_is_dropped_not_glued(isolated_env: Path)
     history.append(pair.root, "s-1", "assistant", "second", now)
     messages = list(history.iter_messages(pair.root))
     assert [(m.turn, m.content) for m in messages] == [(0, "first"), (1, "second")]
+
+
+def test_pair_lock_excludes_threads_of_one_process(isolated_env: Path) -> None:
+    import threading
+
+    from memfs.lock import pair_lock
+
+    pair = MemoryStore(isolated_env).pair("alex", "mira")
+    order: list[str] = []
+    inside = threading.Event()
+
+    def holder() -> None:
+        with pair_lock(pair.root):
+            order.append("a-in")
+            inside.set()
+            time.sleep(0.3)
+            order.append("a-out")
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    inside.wait(5)
+    with pair_lock(pair.root):
+        order.append("b-in")
+    thread.join()
+    assert order == ["a-in", "a-out", "b-in"]
