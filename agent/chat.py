@@ -10,10 +10,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from memfs.store import MemoryPair
-
 from agent.tools import reply_with_tools
 from agent.turn import add_messages, compact_now, current_session, end_session
+from memfs.store import MemoryPair
 
 TOOL_PROVIDERS = ("anthropic", "openai")
 
@@ -22,7 +21,7 @@ class ChatSession:
     def __init__(self, pair: MemoryPair, session: str | None = None) -> None:
         self.pair = pair
         self.llm = pair.store.llm
-        self.session = session or current_session(pair, dt.datetime.now(dt.timezone.utc))
+        self.session = session or current_session(pair, dt.datetime.now(dt.UTC))
 
     @property
     def offline(self) -> bool:

@@ -17,13 +17,12 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agent.plan import RetrievalPlan, decide
+from agent.window import current_window
 from memfs.history import Message
 from memfs.pins import parse_pins
 from memfs.store import MemoryPair
 from memfs.tokens import count_tokens
-
-from agent.plan import RetrievalPlan, decide
-from agent.window import current_window
 
 if TYPE_CHECKING:
     from memfs.search import SearchHit
@@ -119,7 +118,8 @@ def _memory_block(summary: str, hits: list[SearchHit], budget: int) -> tuple[str
     parts = []
     if summary:
         parts.append("# Summary of earlier conversation\n\n" + summary)
-    lines, used = [], 0
+    lines: list[str] = []
+    used = 0
     for hit in hits:
         line = f"- {_label(hit)} {' '.join(hit.text.split())}"
         cost = count_tokens(line)
@@ -153,12 +153,11 @@ def _fit_window(window: list[Message], message: str, room: int) -> tuple[list[di
     while kept and kept[0].role != "user":
         used -= count_tokens(kept.pop(0).content)
     messages: list[dict[str, str]] = []
-    for m in [*({"role": k.role, "content": k.content} for k in kept),
-              {"role": "user", "content": message}]:
-        if messages and messages[-1]["role"] == m["role"]:
-            messages[-1] = {"role": m["role"], "content": messages[-1]["content"] + "\n\n" + m["content"]}
+    for role, content in [*((k.role, k.content) for k in kept), ("user", message)]:
+        if messages and messages[-1]["role"] == role:
+            messages[-1] = {"role": role, "content": messages[-1]["content"] + "\n\n" + content}
         else:
-            messages.append(dict(m))
+            messages.append({"role": role, "content": content})
     return messages, used
 
 

@@ -15,13 +15,12 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from agent.compaction import pending_events
+from agent.turn import TurnOptions, add_messages, end_session
 from memfs.assets import sample_memories_dir
 from memfs.errors import BadInputError
 from memfs.gitio import USER
 from memfs.store import MemoryPair, MemoryStore
-
-from agent.compaction import pending_events
-from agent.turn import TurnOptions, add_messages, end_session
 
 LOADED = ("system", "cards", "summary.md", "history")
 

@@ -14,13 +14,12 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from agent.llm.base import LLM, Message, Tool, ToolCall
 from memfs.cards import CARD_TYPES, Card, Source, utcnow
 from memfs.errors import BadInputError, CardParseError, MemfsError
 from memfs.gitio import AGENT
 from memfs.ids import check_id
 from memfs.store import MemoryPair
-
-from agent.llm.base import LLM, Message, Tool, ToolCall
 
 TOOLS = (
     Tool("search_memory", "Search your long-term memory about the user.",

@@ -14,16 +14,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent.compaction import CompactionEvent, split_window, write_event
+from agent.window import current_window
 from memfs import history
 from memfs.errors import BadInputError
-from memfs.gitio import USER, message as commit_message
+from memfs.gitio import USER
+from memfs.gitio import message as commit_message
 from memfs.history import Message
 from memfs.repo import atomic_write
 from memfs.store import MemoryPair
 from memfs.tokens import count_tokens
-
-from agent.compaction import CompactionEvent, split_window, write_event
-from agent.window import current_window
 
 
 @dataclass
@@ -64,7 +64,7 @@ def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetim
     if not isinstance(content, str):
         raise BadInputError(f"message {number + 1}: content: must be a string")
     ts = history.parse_ts(raw["ts"], f"message {number + 1}: ts") if raw.get("ts") else \
-        dt.datetime.now(dt.timezone.utc)
+        dt.datetime.now(dt.UTC)
     session = raw.get("session")
     if session is not None and not isinstance(session, str):
         raise BadInputError(f"message {number + 1}: session: must be a string")
@@ -147,7 +147,7 @@ def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], l
 def compact_now(pair: MemoryPair, dream: str = "spawn") -> CompactionEvent | None:
     """``/compact``: evict the whole window except the newest exchange, and dream on it."""
     with pair.repo.lock():
-        event = maybe_compact(pair, dt.datetime.now(dt.timezone.utc), force=True)
+        event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True)
     if event is not None:
         fire_dream(pair, dream)
     return event

@@ -9,11 +9,10 @@ undreamed messages simply rejoin the window, to be evicted (and dreamed) again.
 
 from __future__ import annotations
 
+from agent.compaction import Span, pending_events
 from memfs.gitio import run_git
 from memfs.history import Message, iter_messages
 from memfs.store import MemoryPair
-
-from agent.compaction import Span, pending_events
 
 
 def evicted_spans(pair: MemoryPair) -> list[Span]:

@@ -30,9 +30,22 @@ if TYPE_CHECKING:
     from memfs.search import SearchHit
 
 __all__ = [
-    "BadInputError", "Card", "CardParseError", "ConflictError", "Embedder", "GitError",
-    "InvalidIdError", "LLM", "LLMError", "LockError", "MemfsError", "MemoryPair",
-    "MemoryStore", "NeedsKeyError", "NotARepoError", "SearchHit",
+    "LLM",
+    "BadInputError",
+    "Card",
+    "CardParseError",
+    "ConflictError",
+    "Embedder",
+    "GitError",
+    "InvalidIdError",
+    "LLMError",
+    "LockError",
+    "MemfsError",
+    "MemoryPair",
+    "MemoryStore",
+    "NeedsKeyError",
+    "NotARepoError",
+    "SearchHit",
 ]
 
 

@@ -42,7 +42,7 @@ _Loader.yaml_implicit_resolvers = {
 
 def utcnow() -> dt.datetime:
     """Now, in UTC, to the second: card timestamps never carry microseconds."""
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 @dataclass(frozen=True)
@@ -151,8 +151,7 @@ class Card:
 
 def split_front_matter(text: str, path: str = "<file>") -> tuple[dict[str, Any], str]:
     """Split ``---\\n<yaml>\\n---\\n<body>``; errors name the file."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     text = text.replace("\r\n", "\n")
     if not text.startswith("---\n"):
         raise CardParseError(path, None, "does not start with a '---' front-matter block")
@@ -163,7 +162,7 @@ def split_front_matter(text: str, path: str = "<file>") -> tuple[dict[str, Any],
         raise CardParseError(path, None, "front matter is not closed by a '---' line")
     raw, body = text[4:end + 1], text[end + 5:]
     try:
-        meta = yaml.load(raw, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+        meta = yaml.load(raw, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -235,8 +234,8 @@ def _datetime(meta: dict[str, Any], name: str, path: str) -> dt.datetime | None:
         except ValueError:
             raise CardParseError(path, name, f"is not an ISO date-time (got {value!r})") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return parsed.astimezone(dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC)
 
 
 def _date(meta: dict[str, Any], name: str, path: str) -> dt.date | None:
@@ -318,7 +317,7 @@ def _flow_item(value: str) -> str:
 
 
 def _fmt_dt(value: dt.datetime) -> str:
-    value = value.astimezone(dt.timezone.utc)
+    value = value.astimezone(dt.UTC)
     text = value.isoformat().replace("+00:00", "Z")
     return text
 

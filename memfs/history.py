@@ -41,7 +41,7 @@ class Message:
 
 
 def format_ts(ts: dt.datetime) -> str:
-    return ts.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return ts.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_ts(value: object, where: str = "ts") -> dt.datetime:
@@ -54,13 +54,13 @@ def parse_ts(value: object, where: str = "ts") -> dt.datetime:
         except ValueError:
             raise BadInputError(f"{where}: not an ISO-8601 timestamp ({value!r})") from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return parsed.astimezone(dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC)
 
 
 def new_session_id(root: Path, when: dt.datetime) -> str:
     """``s-YYYYMMDD-NN``: the first number not used by a file in ``history/``."""
-    day = when.astimezone(dt.timezone.utc).strftime("%Y%m%d")
+    day = when.astimezone(dt.UTC).strftime("%Y%m%d")
     for n in range(1, 10_000):
         candidate = f"s-{day}-{n:02d}"
         if not (root / "history" / f"{candidate}.jsonl").exists():
@@ -110,13 +110,14 @@ def _drop_torn_tail(path: Path) -> None:
         handle.seek(-1, os.SEEK_END)
         if handle.read(1) == b"\n":
             return
-        data = handle.seek(0) or handle.read()
+        handle.seek(0)
+        data = handle.read()
         handle.truncate(data.rfind(b"\n") + 1)
 
 
 def read_session(path: Path) -> list[Message]:
     session = path.stem
-    messages = []
+    messages: list[Message] = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle):
             if not line.strip():
@@ -147,4 +148,4 @@ def iter_messages(root: Path, sessions: Iterable[str] | None = None) -> Iterator
         yield from msgs
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

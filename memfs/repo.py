@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from memfs import hooks
+from memfs.assets import read_template
 from memfs.errors import BadInputError, GitError, NotARepoError
 from memfs.gitio import AGENT, DREAM, USER, Actor, actor_env, message, run_git
 from memfs.ids import check_id
 from memfs.lock import pair_lock
-from memfs.assets import read_template
 
 TOP_LEVEL = ("system", "cards", "history", "summary.md", ".gitignore")
 

@@ -18,7 +18,7 @@ names = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, ma
 bodies = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x00"),
                  min_size=1, max_size=300).map(lambda s: s.lstrip("\n").rstrip()).filter(bool)
 times = st.datetimes(min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(2200, 1, 1)).map(
-    lambda d: d.replace(microsecond=0, tzinfo=dt.timezone.utc))
+    lambda d: d.replace(microsecond=0, tzinfo=dt.UTC))
 dates = st.dates(min_value=dt.date(1970, 1, 1), max_value=dt.date(2200, 1, 1))
 
 cards = st.builds(

@@ -81,7 +81,7 @@ def test_torn_history_line_from_a_crash_is_dropped_not_glued(isolated_env: Path)
     from memfs import history
 
     pair = MemoryStore(isolated_env).pair("alex", "mira")
-    now = dt.datetime(2026, 11, 29, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
     history.append(pair.root, "s-1", "user", "first", now)
     with (pair.root / "history" / "s-1.jsonl").open("a") as handle:
         handle.write('{"session": "s-1", "turn": 1, "role": "us')

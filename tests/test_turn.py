@@ -15,7 +15,7 @@ from memfs.config import Config
 from memfs.store import MemoryPair, MemoryStore
 from tests._search_fixtures import FakeEmbedder
 
-T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 
 
 def make_pair(home: Path, **config: object) -> MemoryPair:
@@ -47,7 +47,7 @@ def test_messages_survive_byte_for_byte(isolated_env: Path) -> None:
 
 def test_message_is_durable_before_compaction_runs(isolated_env: Path, monkeypatch) -> None:
     pair = make_pair(isolated_env)
-    import agent.turn as turn
+    from agent import turn
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("crash after append")

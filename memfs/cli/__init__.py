@@ -11,11 +11,10 @@ import sys
 
 import click
 
+# Command modules register themselves on ``cli`` when imported.
+from memfs.cli import cards, history, pair, pins  # noqa: F401
 from memfs.cli.common import cli
 from memfs.errors import MemfsError
-
-# Command modules register themselves on ``cli`` when imported.
-from memfs.cli import cards, history, pair, pins  # noqa: E402,F401
 
 for _optional in ("search", "turn", "dream", "watch", "evals", "demo"):
     try:

@@ -78,10 +78,10 @@ def demo(state: State, pair_name: str, window_budget: int) -> None:
         console.print(f"[bold]{probe}[/bold]  → retrieval: "
                       f"{'yes' if ctx.plan.need_retrieval else 'no'} ({ctx.plan.reason}); hits: {hits}",
                       markup=True)
-    probe = _probe_with_card(pair, sample.probes(user, character))
-    if probe:
-        ctx = pair.context(probe)
-        console.print(f"\n[bold]Full context for {probe!r}[/bold] "
+    chosen = _probe_with_card(pair, sample.probes(user, character))
+    if chosen:
+        ctx = pair.context(chosen)
+        console.print(f"\n[bold]Full context for {chosen!r}[/bold] "
                       f"(tokens: {ctx.tokens})")
         console.print(ctx.system_text, markup=False)
         for m in ctx.messages[-3:]:
