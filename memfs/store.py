@@ -8,13 +8,13 @@ and dreaming live in their own modules; the pair object only routes to them.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memfs import pins as pinfile
 from memfs import revisions
-from memfs.cards import Card
+from memfs.cards import Card, utcnow
 from memfs.cardstore import load_cards
 from memfs.check import Problem, check_tree
 from memfs.config import Config
@@ -35,11 +35,15 @@ class MemoryStore:
     """A home folder holding one git repository per (user, character) pair."""
 
     def __init__(self, home: str | Path = "~/.memfs", *, embedder: Embedder | None = None,
-                 llm: LLM | None = None, config: Config | None = None) -> None:
+                 llm: LLM | None = None, config: Config | None = None,
+                 clock: Callable[[], dt.datetime] | None = None) -> None:
         self.home = Path(home).expanduser()
         self.config = (config or Config()).with_(home=self.home)
         self._embedder = embedder
         self._llm = llm
+        self.clock = clock or utcnow
+        """What "now" is for dreaming (expiry) and ranking (recency); replayed or simulated
+        conversations inject their own."""
 
     @property
     def embedder(self) -> Embedder:
@@ -89,6 +93,9 @@ class MemoryPair:
     @property
     def config(self) -> Config:
         return self.store.config
+
+    def now(self) -> dt.datetime:
+        return self.store.clock()
 
     @property
     def repo(self) -> PairRepo:
@@ -170,6 +177,8 @@ class MemoryPair:
                time_scope: str = "any", **options: Any) -> list[SearchHit]:
         from memfs.search import search
 
+        if options.get("now") is None:
+            options["now"] = self.now()
         return search(self, query, k=k, include_stale=include_stale, time_scope=time_scope,
                       **options)
 

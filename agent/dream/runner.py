@@ -119,7 +119,7 @@ def dream_once(pair: MemoryPair, event: CompactionEvent, llm: LLM | None = None,
                 _log(pair.root, f"{event.id}: already dreamed in {done[:10]}; event removed")
                 return DreamResult(event.id, "already-dreamed", merge=done)
             return _dream(pair, event, extractor or make_extractor(llm or dream_llm(pair)),
-                          now or utcnow())
+                          now or pair.now())
 
 
 def dream_llm(pair: MemoryPair) -> LLM:
