@@ -36,13 +36,20 @@ def dream_prompt() -> str:
     return read_template("dream_prompt.md")
 
 
+_ENVELOPE = {"type": "object", "required": ["summary", "ops"],
+             "properties": {"summary": {"type": "string"},
+                            "ops": {"type": "array", "items": {"type": "object"}}}}
+"""Only the envelope is repaired as a whole; each op is checked by ``parse_ops``, which
+drops a bad op with a log line instead of throwing away its good neighbours."""
+
+
 def extract_with_llm(llm: LLM, window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
                      now: dt.datetime, *, max_tokens: int = 2048) -> Extraction:
     """Ask ``llm`` what of ``window`` survives. Raises ``LLMError`` if no usable answer came back."""
     active = [c for c in cards if c.status == "active"]
     request = render_request(window, active, summary, now)
     data = complete_json(llm, [dream_prompt()], [{"role": "user", "content": request}],
-                         EXTRACTION_TOOL, max_tokens=max_tokens)
+                         EXTRACTION_TOOL, max_tokens=max_tokens, schema=_ENVELOPE)
     extraction, dropped = extraction_from_json(data, {c.id for c in active})
     for line in dropped:
         log.warning("dream extraction (%s): %s", llm.name, line)

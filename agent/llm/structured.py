@@ -41,9 +41,12 @@ def complete_json(
     tool: Tool,
     *,
     max_tokens: int = 1024,
+    schema: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Call ``llm`` forcing ``tool``; return its input once it matches ``tool.input_schema``.
 
+    ``schema`` checks less than the tool advertises, for callers that validate the parts
+    themselves (dreaming drops one bad op instead of repairing a whole answer).
     Raises ``LLMError`` when the provider cannot do tool calls (offline) or when the reply
     is still unusable after one repair attempt.
     """
@@ -55,7 +58,7 @@ def complete_json(
         reply = llm.complete(
             system, conversation, tools=[tool], tool_choice=tool.name, max_tokens=max_tokens
         )
-        payload, problems = _extract(reply, tool)
+        payload, problems = _extract(reply, tool, schema or tool.input_schema)
         if payload is not None and not problems:
             return payload
         if attempt == 0:
@@ -66,10 +69,11 @@ def complete_json(
     )
 
 
-def _extract(reply: Completion, tool: Tool) -> tuple[dict[str, Any] | None, list[str]]:
+def _extract(reply: Completion, tool: Tool,
+             schema: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
     for call in reply.tool_calls:
         if call.name == tool.name:
-            return call.input, validate(call.input, tool.input_schema)
+            return call.input, validate(call.input, schema)
     if reply.tool_calls:
         called = ", ".join(call.name for call in reply.tool_calls)
         return None, [f"called {called} instead of {tool.name}"]
