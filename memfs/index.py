@@ -212,10 +212,10 @@ def _grow(buffer: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> np.ndarra
     """Append rows; the backing array doubles so appending one message is not a full copy."""
     base = buffer.base if isinstance(buffer.base, np.ndarray) else None
     used = len(buffer)
-    if base is not None and base.shape[1:] == buffer.shape[1:] and len(base) >= used + len(rows):
-        if base.ctypes.data == buffer.ctypes.data:
-            base[used:used + len(rows)] = rows
-            return base[:used + len(rows)]
+    if (base is not None and base.shape[1:] == buffer.shape[1:]
+            and len(base) >= used + len(rows) and base.ctypes.data == buffer.ctypes.data):
+        base[used:used + len(rows)] = rows
+        return base[:used + len(rows)]
     capacity = max(16, 2 * (used + len(rows)))
     fresh = np.zeros((capacity, *buffer.shape[1:]), dtype=buffer.dtype)
     fresh[:used] = buffer
@@ -310,7 +310,7 @@ def read_new_messages(root: Path, session: str, offset: int) -> tuple[list[histo
         data = handle.read()
     end = data.rfind(b"\n") + 1
     messages = []
-    for number, line in enumerate(data[:end].splitlines()):
+    for line in data[:end].splitlines():
         if not line.strip():
             continue
         try:

@@ -27,19 +27,8 @@ Floats = npt.NDArray[np.float32]
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _NAME = re.compile(r"\b[A-Z][A-Za-z'-]+\b")
-STOPWORDS = frozenset("""
-a an and are as at be but by for if in into is it no not of on or such that the their then
-there these they this to was will with i me my we our you your he him his she her its do does
-did have has had can could would should am been being what which who whom how when where why
-so just about any some all up out from than too very also there's i'm it's let's hey hi oh
-""".split())
-COMMON_CAPITALISED = STOPWORDS | frozenset("""
-can could would should remember tell what when where why how who do does did is are was were
-please thanks thank yes no okay ok sure well so and but also maybe today tomorrow yesterday
-monday tuesday wednesday thursday friday saturday sunday january february march april may june
-july august september october november december the this that these those there here hello
-hi hey good great sorry user assistant let any some my our your his her their it its i'm
-""".split())
+STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "i", "me", "my", "we", "our", "you", "your", "he", "him", "his", "she", "her", "its", "do", "does", "did", "have", "has", "had", "can", "could", "would", "should", "am", "been", "being", "what", "which", "who", "whom", "how", "when", "where", "why", "so", "just", "about", "any", "some", "all", "up", "out", "from", "than", "too", "very", "also", "there's", "i'm", "it's", "let's", "hey", "hi", "oh"])
+COMMON_CAPITALISED = STOPWORDS | frozenset(["can", "could", "would", "should", "remember", "tell", "what", "when", "where", "why", "how", "who", "do", "does", "did", "is", "are", "was", "were", "please", "thanks", "thank", "yes", "no", "okay", "ok", "sure", "well", "so", "and", "but", "also", "maybe", "today", "tomorrow", "yesterday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "the", "this", "that", "these", "those", "there", "here", "hello", "hi", "hey", "good", "great", "sorry", "user", "assistant", "let", "any", "some", "my", "our", "your", "his", "her", "their", "it", "its", "i'm"])
 
 
 def stem(word: str) -> str:

@@ -20,8 +20,17 @@ import numpy as np
 
 from memfs.errors import BadInputError
 from memfs.index import KIND_CODES, STATUS_CODES, Item, PairIndex, open_index, refresh
-from memfs.ranking import (Floats, Weights, entity_match, fuse, names, normalise_bm25,
-                           recency, tokenize, top_candidates)
+from memfs.ranking import (
+    Floats,
+    Weights,
+    entity_match,
+    fuse,
+    names,
+    normalise_bm25,
+    recency,
+    tokenize,
+    top_candidates,
+)
 
 if TYPE_CHECKING:
     from memfs.store import MemoryPair

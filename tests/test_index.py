@@ -1,4 +1,5 @@
 """Index mechanics with a deterministic fake embedder: cache, incremental updates, status."""
+# ruff: noqa: F811  (pytest fixtures imported from tests/_search_fixtures.py)
 
 from __future__ import annotations
 

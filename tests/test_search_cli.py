@@ -1,4 +1,5 @@
 """``memfs search`` / ``memfs reindex`` through the CLI, and that other commands skip torch."""
+# ruff: noqa: F811  (pytest fixtures imported from tests/_search_fixtures.py)
 
 from __future__ import annotations
 

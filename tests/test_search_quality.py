@@ -1,4 +1,5 @@
 """Retrieval quality with the real model (all-MiniLM-L6-v2, loaded once per session)."""
+# ruff: noqa: F811  (pytest fixtures imported from tests/_search_fixtures.py)
 
 from __future__ import annotations
 

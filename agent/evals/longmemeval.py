@@ -107,16 +107,18 @@ def run_longmemeval(path: str | Path, limit: int | None = None,
         if not evidence:
             continue
         for method, w in chosen.items():
-            rows.append({"method": method, "type": question["question_type"],
-                         "split": question["split"], **recall_row(index, question, evidence, w)})
+            row: dict[Any, Any] = {"method": method, "type": question["question_type"],
+                                   "split": question["split"]}
+            row.update(recall_row(index, question, evidence, w))
+            rows.append(row)
     return summarise(rows, list(chosen))
 
 
-def summarise(rows: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
+def summarise(rows: list[dict[Any, Any]], methods: list[str]) -> dict[str, Any]:
     report: dict[str, Any] = {"ks": list(KS), "methods": {}}
     for method in methods:
         mine = [r for r in rows if r["method"] == method]
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        groups: dict[str, list[dict[Any, Any]]] = defaultdict(list)
         for r in mine:
             groups["all"].append(r)
             groups[r["type"]].append(r)
