@@ -101,8 +101,8 @@ def test_offline_extractor_stays_above_its_floors() -> None:
     for split, (p_floor, r_floor) in FLOORS.items():
         assert numbers[split]["precision"] >= p_floor, (split, numbers[split])
         assert numbers[split]["recall"] >= r_floor, (split, numbers[split])
-    assert numbers["all"]["supersede_accuracy"] >= 0.8
-    assert numbers["all"]["retire_accuracy"] >= 0.85
+    assert numbers["all"]["supersede_accuracy"] >= 0.7
+    assert numbers["all"]["retire_accuracy"] >= 0.8
 
 
 def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
