@@ -1,0 +1,187 @@
+"""Dates in chat, resolved to calendar days against the message's own timestamp.
+
+A plan card must carry an absolute date: "tomorrow" means nothing weeks later, and a summary
+rewrite silently drops relative dates. Every pattern here resolves against the date the
+message was *sent* (not when the dream runs), and says whether the day is already past, so
+the rules can tell a plan from a story about last Sunday.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
+          "september", "october", "november", "december"]
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+           "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+@dataclass(frozen=True)
+class DateHit:
+    start: dt.date
+    end: dt.date
+    phrase: str
+    past: bool
+
+
+_WD = "|".join(WEEKDAYS)
+MONTH_RE = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+           r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("iso", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
+    ("dayafter", re.compile(r"\bthe day after tomorrow\b", re.IGNORECASE)),
+    ("rel", re.compile(r"\b(tomorrow|tonight|today|this (?:morning|afternoon|evening)|yesterday|"
+                       r"last night)\b", re.IGNORECASE)),
+    ("wd_nth", re.compile(rf"\b(?:on )?(?:{_WD}),? the (\d{{1,2}})(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    ("month_day", re.compile(rf"\b({MONTH_RE})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!:)", re.IGNORECASE)),
+    ("day_month", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({MONTH_RE})\b", re.IGNORECASE)),
+    ("nth", re.compile(r"\b(?:on |by |for |until )?the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    ("weekday", re.compile(rf"\b(?:(this|next|last|on) )?({_WD})\b", re.IGNORECASE)),
+    ("span", re.compile(r"\b(this|next|last) (week|weekend|month|year)\b", re.IGNORECASE)),
+    ("in_n", re.compile(r"\bin (a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
+                        r"(day|week|month)s?\b", re.IGNORECASE)),
+    ("month", re.compile(rf"\b(?:in|by|until|this|next) ({MONTH_RE})\b(?! \d)",
+                         re.IGNORECASE)),
+]
+
+
+def find_date(text: str, today: dt.date) -> DateHit | None:
+    """The first date expression in ``text``, resolved against ``today`` (the message date)."""
+    best: tuple[int, DateHit] | None = None
+    for kind, pattern in DATE_PATTERNS:
+        for match in pattern.finditer(text):
+            hit = _resolve(kind, match, today)
+            if hit is not None and (best is None or match.start() < best[0]):
+                best = (match.start(), hit)
+            if hit is not None:
+                break
+    return best[1] if best else None
+
+
+def iso_label(hit: DateHit) -> str:
+    if hit.start == hit.end:
+        return f"{calendar.day_name[hit.start.weekday()]} {hit.start.isoformat()}"
+    return f"{hit.start.isoformat()} to {hit.end.isoformat()}"
+
+
+def with_dates(text: str, hit: DateHit | None) -> str:
+    """Keep the user's words but pin the relative date: "tomorrow (Thursday 2026-11-05)"."""
+    if hit is None or hit.phrase not in text:
+        return text
+    return text.replace(hit.phrase, f"{hit.phrase} ({iso_label(hit)})", 1)
+
+
+def _month_index(word: str) -> int:
+    word = word.lower()[:3]
+    return [m[:3] for m in MONTHS].index(word) + 1
+
+
+def _future_day(today: dt.date, month: int, day: int) -> dt.date | None:
+    for year in (today.year, today.year + 1):
+        try:
+            candidate = dt.date(year, month, day)
+        except ValueError:
+            return None
+        if candidate >= today:
+            return candidate
+    return None
+
+
+def _resolve(kind: str, m: re.Match[str], today: dt.date) -> DateHit | None:
+    phrase = m.group(0)
+    if kind == "iso":
+        try:
+            day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+        return DateHit(day, day, phrase, day < today)
+    if kind == "dayafter":
+        day = today + dt.timedelta(days=2)
+        return DateHit(day, day, phrase, False)
+    if kind == "rel":
+        return _relative_word(m.group(1).lower(), phrase, today)
+    if kind in ("wd_nth", "nth"):
+        return _nth_of_month(int(m.group(1)), phrase, today)
+    if kind in ("month_day", "day_month"):
+        month_word, day_text = (m.group(1), m.group(2)) if kind == "month_day" else (m.group(2), m.group(1))
+        found = _future_day(today, _month_index(month_word), int(day_text))
+        return DateHit(found, found, phrase, False) if found else None
+    if kind == "weekday":
+        return _weekday(m.group(1), m.group(2), phrase, today)
+    if kind == "span":
+        return _span(m.group(1).lower(), m.group(2).lower(), phrase, today)
+    if kind == "in_n":
+        return _in_n(m.group(1).lower(), m.group(2).lower(), phrase, today)
+    return _month_only(m.group(1), phrase, today)
+
+
+def _relative_word(word: str, phrase: str, today: dt.date) -> DateHit:
+    if word in ("yesterday", "last night"):
+        day = today - dt.timedelta(days=1)
+        return DateHit(day, day, phrase, True)
+    day = today + dt.timedelta(days=1) if word == "tomorrow" else today
+    return DateHit(day, day, phrase, False)
+
+
+def _nth_of_month(n: int, phrase: str, today: dt.date) -> DateHit | None:
+    month, year = today.month, today.year
+    if n < today.day:
+        month, year = (1, year + 1) if month == 12 else (month + 1, year)
+    try:
+        day = dt.date(year, month, n)
+    except ValueError:
+        return None
+    return DateHit(day, day, phrase, False)
+
+
+def _weekday(which: str | None, name: str, phrase: str, today: dt.date) -> DateHit:
+    target = WEEKDAYS.index(name.lower())
+    which = (which or "").lower()
+    if which == "last":
+        back = (today.weekday() - target) % 7 or 7
+        day = today - dt.timedelta(days=back)
+        return DateHit(day, day, phrase, True)
+    if which == "next":
+        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(days=7)
+        day = monday + dt.timedelta(days=target)
+        return DateHit(day, day, phrase, False)
+    ahead = (target - today.weekday()) % 7 or 7
+    day = today + dt.timedelta(days=ahead)
+    return DateHit(day, day, phrase, False)
+
+
+def _span(which: str, unit: str, phrase: str, today: dt.date) -> DateHit:
+    shift = {"this": 0, "next": 1, "last": -1}[which]
+    if unit in ("week", "weekend"):
+        monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=shift)
+        start = monday + dt.timedelta(days=5) if unit == "weekend" else monday
+        return DateHit(max(start, today) if shift == 0 else start, monday + dt.timedelta(days=6),
+                       phrase, shift < 0)
+    if unit == "month":
+        month = today.month + shift
+        year = today.year + (month - 1) // 12
+        month = (month - 1) % 12 + 1
+        last = calendar.monthrange(year, month)[1]
+        return DateHit(dt.date(year, month, 1), dt.date(year, month, last), phrase, shift < 0)
+    year = today.year + shift
+    return DateHit(dt.date(year, 1, 1), dt.date(year, 12, 31), phrase, shift < 0)
+
+
+def _in_n(count: str, unit: str, phrase: str, today: dt.date) -> DateHit:
+    n = NUMBERS.get(count) or int(count)
+    days = {"day": n, "week": 7 * n, "month": 30 * n}[unit]
+    day = today + dt.timedelta(days=days)
+    return DateHit(day, day, phrase, False)
+
+
+def _month_only(word: str, phrase: str, today: dt.date) -> DateHit | None:
+    if word.lower() == "may" and not phrase.lower().startswith(("in", "by", "until", "next", "this")):
+        return None
+    month = _month_index(word)
+    year = today.year if month >= today.month else today.year + 1
+    last = calendar.monthrange(year, month)[1]
+    return DateHit(dt.date(year, month, 1), dt.date(year, month, last), phrase, False)

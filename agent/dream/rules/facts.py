@@ -1,0 +1,168 @@
+"""Rules for facts about the user themself: name, pets, deaths, job, home, health, milestones.
+
+Most are single-valued slots: a new job or city is an update that supersedes the old card.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from agent.dream.dates import MONTH_RE, MONTHS, find_date, iso_label
+from agent.dream.rules.base import Candidate, Context, a_noun, cand, has_slot, is_name, relation_of
+from agent.dream.rules.lexicon import (
+    CONDITIONS,
+    DIETS,
+    END,
+    FAMILY_RELS,
+    FILLER_TAIL,
+    JOBS,
+    NAME,
+    NAMES,
+    PARTNER_RELS,
+    SPECIES,
+)
+from agent.dream.rules.text import names_in, norm_key, third_person, tidy
+
+_Q = re.IGNORECASE
+
+
+def rule_name(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(rf"\b(?:my name is|my name's|call me|i go by)\s+({NAME})", s, _Q)
+    negated = re.search(r"\b(?:don't|do not|never|stop|hate|dislike)\b[^.!?]*\bcall", s, _Q)
+    if m and is_name(m.group(1)) and not (negated and "call" in m.group(0).lower()):
+        yield cand(ctx, ("name", ""), "fact", f"The user's name is {m.group(1)}.",
+                    value=m.group(1).lower(), salience=0.7)
+
+
+def rule_pet(s: str, ctx: Context) -> Iterator[Candidate]:
+    patterns = [
+        rf"\bmy (?:old |little |new |sweet )?({SPECIES})(?:'s name is| is named| is called| named| called|,)? ({NAME})",
+        (rf"\b(?:I|we) (?:have|had|adopted|got|just got|just adopted) (?:a|an|another) (?:\w+ )?({SPECIES})\b"
+         rf"[^.!?]*?(?:named|called|(?:her|his|its) name is) ({NAME})"),
+    ]
+    for pattern in patterns:
+        m = re.search(pattern, s, _Q)
+        if m and is_name(m.group(2)):
+            species, name = m.group(1).lower(), m.group(2)
+            yield cand(ctx, ("pet", name.lower()), "fact", f"The user has {a_noun(species)} named {name}.",
+                        entities=("user", name), value="alive", salience=0.7)
+            return
+
+
+def rule_death(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(rf"(?:\bmy (?:old |little )?(?P<rel>{SPECIES}|{FAMILY_RELS}|{PARTNER_RELS}|friend),? )?"
+                  rf"(?P<name>{NAME} )?(?:has )?(?:died|passed away|passed on)\b", s, _Q)
+    if not m or not (m.group("rel") or is_name((m.group("name") or "").strip())):
+        return
+    name = (m.group("name") or "").strip()
+    hit = find_date(s, ctx.msg.ts.date())
+    when = hit.start if hit and hit.past else ctx.msg.ts.date()
+    rel = m.group("rel") or relation_of(name, ctx)
+    who = " ".join(x for x in (f"The user's {rel}" if rel else "", name) if x) or "Someone close to the user"
+    slot = ("pet", name.lower()) if name and has_slot(ctx, ("pet", name.lower())) else ("death", (name or rel or "someone").lower())
+    yield cand(ctx, slot, "event", f"{who} died on {when.isoformat()}.", value="died",
+                entities=("user", name) if name else ("user",), salience=0.95, valid_from=when)
+
+
+def rule_job(s: str, ctx: Context) -> Iterator[Candidate]:
+    today = ctx.msg.ts.date()
+    start = re.search(rf"\bI (?:start|'m starting|am starting|begin|'ll start|will start) (?:a new job |work )?"
+                      rf"as (?:a|an) ([a-z][a-z -]*?)(?: at ({NAMES}))?(?=\s+(?:on|in|next|from|this)\b|[,.!?]|$)", s, _Q)
+    plain = re.search(rf"\bI (?:work|am working|'m working) as (?:a|an) ([a-z][a-z -]*?)(?: at ([^,.!?]+?))?{END}", s, _Q) \
+        or re.search(rf"\bI(?:'m| am) (?:a|an) ((?:[a-z-]+ ){{0,2}}?(?:{JOBS}))\b(?: at ({NAMES}))?", s, _Q)
+    m = start or plain
+    if m is None:
+        return
+    role, org = m.group(1).strip(), (m.group(2) or "").strip()
+    body = f"The user works as {a_noun(role)}" + (f" at {org}" if org else "")
+    hit = find_date(s[m.end():], today) if start else None
+    if hit and not hit.past:
+        body += f" (starting {iso_label(hit)})"
+    yield cand(ctx, ("job", ""), "fact", body + ".", value=norm_key(role), salience=0.7,
+                entities=("user", org) if org[:1].isupper() else ("user",),
+                valid_from=hit.start if hit and not hit.past else None)
+
+
+def rule_quit(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(r"\bI (?:just |finally |officially )?(?:(?:quit|left) (?:my job|my position|work\b|the company)|"
+                  r"resigned|handed in my notice|gave my notice|put in my notice|got fired|was fired|"
+                  r"got laid off|was laid off|lost my job)", s, _Q)
+    if m:
+        body = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+        yield cand(ctx, ("job", ""), "event", body, value="quit", ends=True, salience=0.75,
+                    valid_from=ctx.msg.ts.date())
+
+
+def rule_home(s: str, ctx: Context) -> Iterator[Candidate]:
+    moved = re.search(rf"\bI (?:just |finally |recently )?(?:moved|relocated) to ({NAMES})", s, _Q)
+    live = re.search(rf"\bI (?:live|'m living|am living|now live) in ({NAMES})", s, _Q)
+    m = moved or live
+    if m is None or not is_name(m.group(1).split()[0]) or m.group(1).lower() in MONTHS:
+        return
+    place = m.group(1)
+    body = f"The user lives in {place}"
+    if moved:
+        body += f" (moved there by {ctx.msg.ts.date().isoformat()})"
+    yield cand(ctx, ("home", ""), "fact", body + ".", value=place.lower(), entities=("user", place),
+                salience=0.7)
+
+
+def rule_birthday(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(rf"\bmy birthday(?: is|'s)(?: on)? ((?:{MONTH_RE}) \d{{1,2}}|\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{MONTH_RE}))",
+                  s, _Q)
+    if m:
+        day = re.sub(r"(\d)(st|nd|rd|th)", r"\1", m.group(1)).title()
+        yield cand(ctx, ("birthday", ""), "fact", f"The user's birthday is {day}.", value=day.lower(),
+                    salience=0.8)
+
+
+def rule_health(s: str, ctx: Context) -> Iterator[Candidate]:
+    for a in re.finditer(r"\ballergic to ([a-z][a-z -]*?)" + END + r"|\b(?:a|an|my) ([a-z]+) allergy\b", s, _Q):
+        item = FILLER_TAIL.sub("", (a.group(1) or a.group(2) or "").strip())
+        if item and item.lower() not in {"serious", "severe", "bad", "mild", "terrible", "real", "huge", "food"}:
+            yield cand(ctx, ("allergy", norm_key(item)), "fact", f"The user is allergic to {item}.",
+                        value="yes", salience=0.9)
+    m = re.search(rf"\b(?:diagnosed with|I have|I've got|I suffer from|I live with|I struggle with) ({CONDITIONS})\b", s, _Q)
+    if m:
+        when = f" (diagnosed by {ctx.msg.ts.date().isoformat()})" if "diagnos" in s.lower() else ""
+        yield cand(ctx, ("health", norm_key(m.group(1))), "fact", f"The user has {m.group(1).lower()}{when}.",
+                    value="yes", salience=0.9)
+    m = re.search(r"\bI(?:'m| am) (celiac|coeliac|diabetic|asthmatic|epileptic|autistic|dyslexic|deaf|"
+                  r"hard of hearing|colorblind|colourblind|bipolar|pregnant|anemic|anaemic)\b", s, _Q)
+    if m:
+        yield cand(ctx, ("health", norm_key(m.group(1))), "fact", f"The user is {m.group(1).lower()}.",
+                    value="yes", salience=0.9)
+    m = re.search(rf"\bI(?:'m| am) (?:a )?({DIETS})\b", s, _Q)
+    if m:
+        yield cand(ctx, ("diet", ""), "fact", f"The user is {m.group(1).lower()}.", value=m.group(1).lower(),
+                    salience=0.7)
+    m = re.search(r"\b(?:I've been|I have been|I am|I'm) sober(?: for ([\w ]+?))?(?=[,.!?]|$| now)", s, _Q)
+    if m:
+        span = f"has been sober for {m.group(1)} as of {ctx.msg.ts.date().isoformat()}" if m.group(1) else "is sober"
+        yield cand(ctx, ("sober", ""), "fact", f"The user {span}.", value="sober", salience=0.85)
+
+
+def rule_injury(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(r"\bI (?:hurt|injured|broke|sprained|tore|twisted|pulled|fractured) my ([a-z]+)", s, _Q)
+    if m:
+        body = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+        yield cand(ctx, ("injury", m.group(1).lower()), "event", body, value="hurt", salience=0.7,
+                    valid_from=ctx.msg.ts.date())
+
+
+def rule_milestone(s: str, ctx: Context) -> Iterator[Candidate]:
+    """Accomplishments and family emergencies: events the user will expect remembered."""
+    done = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won)\b"
+                     r"(?! away)", s, _Q)
+    family = re.search(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})\b[^.!?]*?\b(in the hospital|had a stroke|"
+                       rf"had a heart attack|had an accident|was in an accident|has cancer|was diagnosed|"
+                       rf"had surgery|is sick|fell)\b", s, _Q)
+    m = done or family
+    if m is None:
+        return
+    told = ctx.msg.content if family else s
+    text = tidy(third_person(told))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+    key = (m.group(1) + ":" + m.group(2)) if family else m.group(1)
+    yield cand(ctx, ("event", norm_key(key)), "event", text, value="yes", salience=0.85 if family else 0.75,
+                valid_from=ctx.msg.ts.date(), entities=("user", *names_in(" " + s)))

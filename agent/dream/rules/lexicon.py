@@ -1,0 +1,69 @@
+"""The offline rules' vocabulary: word lists and the regexes shared by several rules.
+
+English only, and deliberately closed lists: a rule fires on a word it knows, so a missing
+word costs recall, never precision.
+"""
+
+from __future__ import annotations
+
+import re
+
+SPECIES = ("dog|puppy|cat|kitten|corgi|beagle|labrador|lab|poodle|retriever|terrier|husky|pug|"
+           "dachshund|collie|shepherd|spaniel|parrot|bird|rabbit|bunny|hamster|guinea pig|turtle|"
+           "tortoise|snake|lizard|gecko|horse|ferret|goldfish|fish")
+JOBS = ("nurse|teacher|engineer|developer|programmer|designer|accountant|lawyer|doctor|chef|cook|"
+        "barista|student|writer|artist|musician|manager|consultant|analyst|scientist|researcher|"
+        "pharmacist|therapist|electrician|plumber|mechanic|firefighter|paramedic|cashier|waiter|"
+        "waitress|bartender|librarian|architect|photographer|journalist|editor|dentist|vet|"
+        "veterinarian|professor|tutor|freelancer|intern|receptionist|farmer|pilot|nanny|recruiter|"
+        "social worker|police officer|carer|caregiver|midwife|surgeon|paralegal|clerk|baker")
+PARTNER_RELS = ("wife|husband|partner|girlfriend|boyfriend|fiancée|fiancee|fiancé|fiance|spouse")
+FAMILY_RELS = ("best friend|friend|buddy|bestie|roommate|sister|brother|mom|mum|mother|dad|father|son|daughter|grandma|grandmother|"
+               "grandpa|grandfather|aunt|uncle|cousin|niece|nephew|mother-in-law|father-in-law|"
+               "sister-in-law|brother-in-law|stepmom|stepdad|stepmother|stepfather|twin")
+CONDITIONS = ("type 1 diabetes|type 2 diabetes|diabetes|asthma|adhd|autism|depression|anxiety|"
+              "migraines|epilepsy|cancer|celiac disease|celiac|crohn's|ibs|arthritis|insomnia|ptsd|"
+              "ocd|bipolar disorder|bipolar|high blood pressure|a heart condition|long covid|"
+              "endometriosis|pcos|chronic pain|fibromyalgia|lupus|multiple sclerosis|dyslexia")
+DIETS = "vegetarian|vegan|pescatarian|lactose intolerant|gluten-free|gluten free|halal|kosher"
+PLAN_WORDS = {
+    "appointment", "interview", "meeting", "exam", "exams", "test", "trip", "flight", "visit",
+    "visiting", "wedding", "party", "concert", "surgery", "operation", "doctor", "dentist",
+    "therapist", "therapy", "nutritionist", "vet", "checkup", "check-up", "canal", "deadline",
+    "due", "presentation", "funeral", "ceremony", "graduation", "exhibit", "exhibition",
+    "tickets", "booked", "conference", "race", "marathon", "recital", "audition", "moving",
+    "ashes", "memorial", "reunion", "holiday", "vacation", "finish", "submit", "renew",
+    "passport", "visa", "court", "hearing", "semester", "masters", "master's", "degree",
+    "scheduled", "promised", "date", "driving", "flying", "fly",
+}
+EMOTIONS = re.compile(
+    r"\b(heartbroken|devastated|terrified|scared|petrified|ecstatic|over the moon|thrilled|"
+    r"so excited|so proud|proud of|humiliated|embarrassed|ashamed|furious|cried|crying|in tears|"
+    r"panic attack|grief|grieving|lonely|depressed|hopeless|i feel empty|overwhelmed|"
+    r"burned out|burnt out|so happy|hardest thing|means a lot|miss (?:him|her|them) so much)\b",
+    re.IGNORECASE)
+FILLER_TAIL = re.compile(
+    r"(?:\s+(?:remember|btw|too|though|lol|haha|honestly|now|anymore|actually|either|also|"
+    r"lately|these days|obviously|really|anyway|ever))+\s*$", re.IGNORECASE)
+STOPWORDS = frozenset("""
+a an the and or but so to of in on at for with from by about as is are was were be been am i me my
+we our you your he she it they them his her its their this that these those it's i'm i've i'll i'd
+just really got get going go gonna will would can could should have has had do does did not no yes
+oh ugh also btw lol haha still now then there here what when where which who how all any some more
+most very too up out over into than user user's assistant week weekend day today tomorrow tonight
+next last morning evening night pm
+""".split())  # noqa: SIM905
+SYNONYMS = {"grandma": "grandmother", "granny": "grandmother", "grandpa": "grandfather",
+            "mom": "mother", "mum": "mother", "dad": "father", "exams": "exam", "tickets": "ticket"}
+PAST = re.compile(r"\b(was|were|did|went|broke|hurt|passed|yesterday|last night|last week|ago|"
+                  r"used to|got back|came back)\b", re.IGNORECASE)
+HYPOTHETICAL = re.compile(r"\b(if i (?:had|were|was|could|did|won|lived|didn't|got)|i'd|i would|would you|"
+                          r"imagine|what if|hypothetically|pretend|in a story|someday|one day)\b", re.IGNORECASE)
+NAME = r"(?-i:[A-Z][a-zA-Z'-]+)"
+NAMES = NAME + r"(?: (?-i:(?:&|[A-Z][a-zA-Z'-]+)))*"
+NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No", "Yeah", "Hey",
+             "Hi", "Ugh", "Also", "And", "But", "So", "The", "A", "An", "My", "We", "It", "Thanks",
+             "Sure", "Guess", "Maybe", "Actually", "Anyway", "Big", "Nah", "Lol", "Omg", "Well",
+             "Sadly", "Random", "Just"}
+END = r"(?=\s+(?:so|and|but|because|since|which|now|remember)\b|[,.!?;]|$)"
+"""Where a clause's object ends: a conjunction, punctuation, or the end."""

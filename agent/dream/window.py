@@ -1,0 +1,93 @@
+"""Walking an evicted window: sentence rules per user message, emotions, then de-duplication.
+
+The walk keeps a little state across messages (people just named, the last two user
+messages) so "we" and a reschedule can be read in context; the assistant's messages only
+contribute its own dated promises. ``dedupe`` leaves one candidate per thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent.dream.ops import CloseOp, MessageLike
+from agent.dream.rules.base import Candidate, Context, partner_name
+from agent.dream.rules.lexicon import EMOTIONS, HYPOTHETICAL
+from agent.dream.rules.plans import find_closes, rule_promise
+from agent.dream.rules.registry import card_slots, sentence_candidates
+from agent.dream.rules.text import names_in, sentences, third_person, tidy
+from memfs.cards import Card
+
+
+def walk(window: Sequence[MessageLike], active: Sequence[Card]) -> tuple[list[Candidate], list[CloseOp]]:
+    cands: list[Candidate] = []
+    closes: list[CloseOp] = []
+    partner = partner_name(active, card_slots)
+    people: list[str] = [partner] if partner else []
+    prev: list[tuple[MessageLike, list[Candidate]]] = []
+    for msg in window:
+        if msg.role != "user":
+            ctx = Context(msg, active, people, slots=card_slots)
+            cands += [c for s in sentences(msg.content) for c in rule_promise(s, ctx)]
+            continue
+        ctx = Context(msg, active, people, prior_text=" ".join(m.content for m, _ in prev[-2:]),
+                      slots=card_slots)
+        found: list[Candidate] = []
+        for s in sentences(msg.content):
+            got = sentence_candidates(s, ctx)
+            found += got
+            people.extend(n for c in got if c.type == "relationship" for n in c.entities[1:])
+            if not any(c.target for c in got):
+                closes += find_closes(s, ctx)
+        found += _emotion(msg, found, prev)
+        prev.append((msg, found))
+        cands += found
+    return cands, closes
+
+
+def _emotion(msg: MessageLike, found: list[Candidate],
+             prev: list[tuple[MessageLike, list[Candidate]]]) -> list[Candidate]:
+    """Strong feelings raise the salience of what they are about; alone, they are an event."""
+    hits = [s for s in sentences(msg.content)
+            if EMOTIONS.search(s) and not HYPOTHETICAL.search(s) and not s.rstrip().endswith("?")]
+    if not hits:
+        return []
+    near = found + [c for m, cs in prev[-2:] if m.session == msg.session for c in cs]
+    near = [c for c in near if c.type != "preference"]
+    for c in near:
+        c.salience = max(c.salience, 0.9)
+    if near:
+        return []
+    context = ""
+    if prev and prev[-1][0].session == msg.session and not prev[-1][1]:
+        context = prev[-1][0].content.rstrip(" .!?") + ". "
+    text = tidy(third_person(context + " ".join(hits)))
+    return [Candidate(slot=("event", f"{msg.session}:{msg.turn}"), type="event",
+                      body=f"On {msg.ts.date().isoformat()}: {text}", msg=msg, salience=0.9,
+                      valid_from=msg.ts.date(), entities=("user", *names_in(" " + text)),
+                      turns={m.turn for m, _ in prev[-1:] if context})]
+
+
+def _same_thing(a: Candidate, b: Candidate) -> bool:
+    if a.slot != b.slot:
+        return False
+    return a.slot[0] != "plan" or bool(a.words & b.words) or (a.target is not None and a.target == b.target)
+
+
+def dedupe(cands: list[Candidate]) -> list[Candidate]:
+    """One candidate per thing: repeats merge, a later value wins, and an ending ("I quit")
+    followed by a new value ("I start at X") is kept as its own event."""
+    out: list[Candidate] = []
+    for c in cands:
+        same = next((o for o in out if _same_thing(o, c)), None)
+        if same is None:
+            out.append(c)
+        elif same.ends and not c.ends:
+            same.slot = ("event", f"ended:{same.slot[0]}")
+            out.append(c)
+        elif same.value == c.value or c.slot[0] == "plan":
+            same.turns |= c.turns
+            same.salience = max(same.salience, c.salience)
+        else:
+            c.turns |= same.turns
+            out[out.index(same)] = c
+    return out
