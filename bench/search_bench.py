@@ -68,7 +68,8 @@ def build_pair(home: Path, n_cards: int, n_messages: int, dim: int, model: str) 
     per_session = 1000
     texts = [card_item(c).index_text for c in cards]
     for s in range(0, n_messages, per_session):
-        session = f"s-2026{1 + s // 30000:02d}{1 + (s // per_session) % 28:02d}-01"
+        k = s // per_session
+        session = f"s-2026{1 + k // 28:02d}{1 + k % 28:02d}-01"
         lines = []
         for t in range(min(per_session, n_messages - s)):
             msg = history.Message(session, t, "user" if t % 2 == 0 else "assistant",

@@ -137,7 +137,8 @@ class PairIndex:
         self.store = VectorStore(self.folder / "vectors", embedder.dim)
         self.items: list[Item] = []
         self.position: dict[tuple[str, str], int] = {}
-        self.vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+        self.vectors = np.zeros((0, embedder.dim), dtype=np.float16)
+        """Row-aligned with ``items``; float16 in memory (see ``ranking.similarities``)."""
         self.status = np.zeros(0, dtype=np.int8)
         self.kinds = np.zeros(0, dtype=np.int8)
         self.expires = np.zeros(0, dtype=np.float64)
@@ -153,7 +154,7 @@ class PairIndex:
     # -- applying changes ----------------------------------------------------------------
 
     def apply(self, add: Sequence[Item], remove: Sequence[tuple[str, str]],
-              vectors: Vectors) -> None:
+              vectors: np.ndarray[Any, Any]) -> None:
         """Remove then append items (``vectors`` row-aligned with ``add``)."""
         for ref in remove:
             pos = self.position.pop(ref, None)
@@ -181,7 +182,7 @@ class PairIndex:
         keep = sorted(self.position.values())
         items, vectors = [self.items[p] for p in keep], self.vectors[keep]
         self.items, self.position, self.dead = [], {}, 0
-        self.vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        self.vectors = np.zeros((0, self.embedder.dim), dtype=np.float16)
         self.status, self.bm25 = np.zeros(0, dtype=np.int8), BM25()
         self.kinds, self.expires = np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float64)
         self.apply(items, [], vectors)

@@ -174,6 +174,26 @@ def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
     return total
 
 
+def similarities(matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
+    """Dot product of every (float16, L2-normalised) row with ``query``, as float32.
+
+    Rows are kept in float16: half the memory, and since a matrix-vector product over 100k
+    rows is bound by memory bandwidth, about 2-3x faster (torch accumulates in float32; the
+    error is ~1e-4). One thread: on a busy 2-core machine a second one only waits.
+    """
+    if not len(matrix):
+        return np.zeros(0, dtype=np.float32)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = torch.mv(torch.from_numpy(matrix), torch.from_numpy(query.astype(np.float16)))
+        return np.asarray(out.float().numpy(), dtype=np.float32)
+    finally:
+        torch.set_num_threads(threads)
+
+
 def top_candidates(scores: Sequence[Floats], pool: int) -> npt.NDArray[np.int64]:
     """The union of each score array's ``pool`` best positions (-inf marks ineligible)."""
     chosen: list[npt.NDArray[np.int64]] = []

@@ -26,8 +26,8 @@ from memfs.ranking import (
     entity_match,
     fuse,
     names,
-    normalise_bm25,
     recency,
+    similarities,
     tokenize,
     top_candidates,
 )
@@ -114,25 +114,13 @@ def rank(index: PairIndex, q: Query, weights: Weights) -> list[SearchHit]:
     """Score every eligible item of ``index`` for ``q``; best ``q.k`` first."""
     if not index.position:
         return []
-    eligible = _eligibility(index, q)
-    qvec = index.embedder.embed([q.text])[0]
-    semantic = index.vectors @ qvec
-    lexical = index.bm25.scores(tokenize(q.text))
-    lexical_n = normalise_bm25(np.where(eligible, lexical, 0.0).astype(np.float32))
-    pool = max(50, 4 * q.k)
-    cands = top_candidates([np.where(eligible, semantic, -np.inf).astype(np.float32),
-                            np.where(eligible & (lexical > 0), lexical, -np.inf)
-                            .astype(np.float32)], pool)
-    if cands.size == 0:
-        return []
-    relevant = (semantic[cands] > 0) | (lexical[cands] > 0)
-    cands = cands[relevant]
+    cands, semantic, lexical_n = _candidates(index, q, max(50, 4 * q.k))
     items = [index.items[i] for i in cands]
     if not items:
         return []
-    signals = _signals(items, semantic[cands], lexical_n[cands], q, weights)
+    signals = _signals(items, semantic, lexical_n, q, weights)
     scores = fuse(signals, weights)
-    status = [_effective_status(index.items[i], q) for i in cands]
+    status = [_effective_status(item, q) for item in items]
     factor = np.array([1.0 if s == "active" else weights.stale_factor for s in status],
                       dtype=np.float32)
     if not np.all(factor == 1.0):
@@ -145,12 +133,34 @@ def rank(index: PairIndex, q: Query, weights: Weights) -> list[SearchHit]:
                  {name: float(arr[j]) for name, arr in signals.items()}) for j in order]
 
 
+def _candidates(index: PairIndex, q: Query,
+                pool: int) -> tuple[np.ndarray[Any, Any], Floats, Floats]:
+    """The ``pool`` best eligible items by meaning and by words, with both raw signals.
+
+    Written to touch each 100k-long array as few times as possible: this is the hot path.
+    """
+    eligible = _eligibility(index, q)
+    qvec = index.embedder.embed([q.text])[0]
+    semantic = similarities(index.vectors, qvec)
+    semantic[~eligible] = -np.inf
+    lexical = index.bm25.scores(tokenize(q.text))
+    matched = np.flatnonzero(lexical)
+    matched = matched[eligible[matched]]
+    lex = lexical[matched]
+    top_lex = float(lex.max()) if lex.size else 0.0
+    by_words = matched[top_candidates([lex], pool)] if lex.size else matched
+    cands = np.union1d(top_candidates([semantic], pool), by_words)
+    cands = cands[(semantic[cands] > 0) | (lexical[cands] > 0)]
+    lexical_n = lexical[cands] / top_lex if top_lex > 0 else np.zeros(len(cands), np.float32)
+    return cands, semantic[cands], lexical_n.astype(np.float32)
+
+
 def _eligibility(index: PairIndex, q: Query) -> np.ndarray[Any, Any]:
     """Which items may be returned: status first, then dates, then the kinds asked for."""
-    allowed = [STATUS_CODES["active"]]
     if q.include_stale:
-        allowed += [STATUS_CODES["stale"], STATUS_CODES["expired"]]
-    eligible = np.isin(index.status, allowed)
+        eligible = index.status < STATUS_CODES["deleted"]
+    else:
+        eligible = index.status == STATUS_CODES["active"]
     if not q.include_stale:
         eligible &= index.expires >= q.now.astimezone(dt.timezone.utc).date().toordinal()
     if set(q.kinds) != set(KINDS):
@@ -191,7 +201,7 @@ def _signals(items: list[Item], semantic: Floats, lexical: Floats, q: Query,
 def _prefer_newest(index: PairIndex, cands: np.ndarray[Any, Any], items: list[Item],
                    scores: Floats, signals: dict[str, Floats], weights: Weights) -> Floats:
     """``most_recent``: a record with a newer near-duplicate among the candidates yields."""
-    vecs = index.vectors[cands]
+    vecs = index.vectors[cands].astype(np.float32)
     sims = vecs @ vecs.T
     times = np.array([i.time for i in items])
     newer = (sims >= weights.similar_threshold) & (times[None, :] > times[:, None])
