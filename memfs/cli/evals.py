@@ -1,0 +1,147 @@
+"""``memfs eval NAME``: the built-in evaluations, one per memory layer.
+
+Each prints a table (or, with ``--json``, one JSON document on stdout) and exits 1 when
+its result is under the threshold it states, so CI can run the quick ones; bad input
+exits 2 through the usual ``MemfsError`` path. Everything heavy (torch, the agent stack)
+is imported inside the commands, so ``memfs --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from memfs.cli.common import State, cli, console, err_console, pass_state, print_json
+from memfs.errors import BadInputError
+
+if TYPE_CHECKING:
+    from agent.evals.report import EvalReport
+    from agent.llm.base import LLM
+    from memfs.embed import Embedder
+
+HOME_HELP = "Run in this folder and keep it (default: a temporary home, removed after)."
+
+
+@cli.group("eval")
+def eval_group() -> None:
+    """Run a built-in evaluation (planted, decision, isolation, pins, longmemeval)."""
+
+
+def eval_embedder(state: State) -> Embedder | None:
+    """The embedding model the evals use: ``None`` lets each eval load (and time) the
+    default model itself; another configured model is loaded here. Tests replace this
+    function to share one model load across every eval they run."""
+    from memfs.embed import DEFAULT_MODEL, default_embedder
+
+    if state.config.embed_model == DEFAULT_MODEL:
+        return None
+    return default_embedder(state.config.embed_model)
+
+
+def configured_llm(state: State) -> LLM:
+    """The configured provider (the offline one unless a key or endpoint is set)."""
+    from agent.llm.registry import get_llm
+
+    return get_llm(state.config.llm_provider, state.config.llm_model)
+
+
+def finish(report: EvalReport, as_json: bool) -> None:
+    """Print the table or the JSON document; exit 1 when the eval did not pass."""
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        console.print(report.table())
+    if not report.passed:
+        raise click.exceptions.Exit(1)
+
+
+def progress(as_json: bool) -> Any:
+    """Progress lines on stderr for long runs (never on stdout: --json stays one document)."""
+    def show(line: str) -> None:
+        err_console.print(f"[dim]{line}[/dim]")
+
+    return None if as_json else show
+
+
+@eval_group.command("planted")
+@click.option("--seed", default=7, show_default=True, type=int, help="Small-talk seed.")
+@click.option("--messages", "n_messages", default=1000, show_default=True, type=int,
+              help="Messages over 20 sessions (below 952 the small talk is thinned).")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def planted(state: State, seed: int, n_messages: int, home: Path | None, as_json: bool) -> None:
+    """Planted facts: 1,000 messages through the pipeline, then ask about each fact."""
+    from agent.evals.planted import run_planted
+
+    report = run_planted(seed, n_messages, home=home, embedder=eval_embedder(state),
+                         config=state.config, llm=configured_llm(state),
+                         progress=progress(as_json))
+    finish(report, as_json)
+
+
+@eval_group.command("decision")
+@click.option("--json", "as_json", is_flag=True)
+def decision(as_json: bool) -> None:
+    """The retrieval decision on 60 probes (30 need memory, 30 do not)."""
+    from agent.evals.decision import format_table, run_decision_eval
+
+    report = run_decision_eval()
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        console.print(format_table(report))
+    if not report.passed:
+        raise click.exceptions.Exit(1)
+
+
+@eval_group.command("isolation")
+@click.option("--pairs", "n_pairs", default=12, show_default=True, type=int,
+              help="Pairs under one home (2-16).")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def isolation(state: State, n_pairs: int, home: Path | None, as_json: bool) -> None:
+    """Isolation: no probe of one pair ever surfaces another pair's text."""
+    from agent.evals.isolation import run_isolation
+
+    finish(run_isolation(n_pairs, home=home, embedder=eval_embedder(state),
+                         config=state.config), as_json)
+
+
+@eval_group.command("pins")
+@click.option("--messages", "n_messages", default=1000, show_default=True, type=int,
+              help="Messages replayed after the pin (even).")
+@click.option("--stride", default=20, show_default=True, type=int,
+              help="Also check the context every N messages.")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json: bool) -> None:
+    """Pins: a pin set at message 1 is in every context, across compactions and dreams."""
+    from agent.evals.pins import run_pins
+
+    if n_messages < 2 or n_messages % 2:
+        raise BadInputError(f"--messages: must be an even number of at least 2, got {n_messages}")
+    if stride < 2:
+        raise BadInputError(f"--stride: must be at least 2, got {stride}")
+    finish(run_pins(n_messages, stride=stride, home=home, embedder=eval_embedder(state),
+                    config=state.config), as_json)
+
+
+@eval_group.command("longmemeval")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--limit", type=int, help="Only the first N questions (every type kept).")
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def longmemeval(state: State, path: Path, limit: int | None, as_json: bool) -> None:
+    """Retrieval recall on a LongMemEval slice (a .json.gz file)."""
+    from agent.evals.report import run_recall_eval
+
+    if not path.is_file():
+        raise BadInputError(f"{path}: no such file")
+    if limit is not None and limit < 1:
+        raise BadInputError(f"--limit: must be at least 1, got {limit}")
+    finish(run_recall_eval(path, limit, embedder=eval_embedder(state)), as_json)
