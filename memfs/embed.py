@@ -116,6 +116,7 @@ class VectorStore:
         self.dim = dim
         self._rows: dict[bytes, tuple[int, int]] = {}
         self._segments: list[Vectors] = []
+        self._names: list[str] = []
         self._seen: set[str] = set()
         self.load()
 
@@ -141,6 +142,7 @@ class VectorStore:
             self._seen.add(name)
             seg = len(self._segments)
             self._segments.append(vecs)
+            self._names.append(name)
             for row, key in enumerate(keys):
                 self._rows[key] = (seg, row)
 
@@ -157,16 +159,34 @@ class VectorStore:
         fresh = [i for i, k in enumerate(keys) if k not in self._rows]
         if not fresh:
             return
+        self._write_segment([keys[i] for i in fresh], vectors[fresh])
+        self.load()
+
+    def _write_segment(self, keys: Sequence[bytes], vectors: Vectors) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"seg-{uuid.uuid4().hex[:16]}"
-        key_arr = np.frombuffer(b"".join(keys[i] for i in fresh), dtype=np.uint8)
-        vec_arr = np.ascontiguousarray(vectors[fresh], dtype=np.float32)
+        key_arr = np.frombuffer(b"".join(keys), dtype=np.uint8)
         _save_atomic(self.folder / f"{name}.keys.npy", key_arr)
-        _save_atomic(self.folder / f"{name}.vecs.npy", vec_arr)
-        self.load()
+        _save_atomic(self.folder / f"{name}.vecs.npy",
+                     np.ascontiguousarray(vectors, dtype=np.float32))
 
     def segment_count(self) -> int:
         return len(self._segments)
+
+    def merge_small(self, max_segments: int = 32, small_rows: int = 4096) -> None:
+        """Past ``max_segments``, fold the small segments into one (a live chat adds one
+        segment per turn). Under the pair lock; readers keep their memory maps."""
+        self.load()
+        small = {i for i, seg in enumerate(self._segments) if len(seg) < small_rows}
+        if len(self._segments) <= max_segments or len(small) < 2:
+            return
+        keys = [k for k, (seg, _) in self._rows.items() if seg in small]
+        self._write_segment(keys, self.get(keys))
+        for i in small:
+            for suffix in (".vecs.npy", ".keys.npy"):
+                (self.folder / f"{self._names[i]}{suffix}").unlink(missing_ok=True)
+        self._reset()
+        self.load()
 
     def compact(self, keep: Sequence[bytes]) -> None:
         """Rewrite the store as one segment holding only ``keep`` (under the pair lock)."""
@@ -174,11 +194,14 @@ class VectorStore:
         keys = list(dict.fromkeys(k for k in keep if k in self._rows))
         old = sorted(self.folder.glob("*.npy")) if self.folder.exists() else []
         vectors = self.get(keys)
-        self._rows, self._segments, self._seen = {}, [], set()
+        self._reset()
         for path in old:
             path.unlink()
         if keys:
             self.add(keys, vectors)
+
+    def _reset(self) -> None:
+        self._rows, self._segments, self._names, self._seen = {}, [], [], set()
 
 
 def _save_atomic(path: Path, array: npt.NDArray[Any]) -> None:

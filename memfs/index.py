@@ -195,6 +195,7 @@ class PairIndex:
         def write(keys: Sequence[bytes], vecs: Vectors) -> None:
             with pair_lock(self.root):
                 self.store.add(keys, vecs)
+                self.store.merge_small()
 
         cached = CachedEmbedder(self.embedder, self.store, on_progress=progress, write=write)
         self.store.load()

@@ -230,3 +230,16 @@ def test_the_index_lives_in_git_ignored_dot_memfs(fpair: MemoryPair,
 
 def _must_not_run(*args: object, **kwargs: object) -> None:
     raise AssertionError("cards were re-read although no card changed")
+
+
+def test_many_small_appends_are_folded_into_few_segments(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = VectorStore(tmp_path / "v", 4)
+    keys = [content_key("m", str(i)) for i in range(40)]
+    vecs = np.random.default_rng(0).standard_normal((40, 4)).astype(np.float32)
+    for i in range(40):
+        store.add(keys[i:i + 1], vecs[i:i + 1])
+        store.merge_small(max_segments=8)
+    assert store.segment_count() <= 9
+    assert np.allclose(VectorStore(tmp_path / "v", 4).get(keys), vecs)
