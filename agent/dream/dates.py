@@ -50,16 +50,77 @@ DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 
 
 def find_date(text: str, today: dt.date) -> DateHit | None:
-    """The first date expression in ``text``, resolved against ``today`` (the message date)."""
-    best: tuple[int, DateHit] | None = None
+    """The first date expression in ``text``, resolved against ``today`` (the message date).
+
+    A bare weekday or day-of-month ("on Monday", "the 3rd") points forward unless the sentence
+    is told in the past tense ("Waffles died on Monday"): then it is the most recent such day.
+    """
+    best: tuple[int, str, DateHit] | None = None
     for kind, pattern in DATE_PATTERNS:
         for match in pattern.finditer(text):
             hit = _resolve(kind, match, today)
             if hit is not None and (best is None or match.start() < best[0]):
-                best = (match.start(), hit)
+                best = (match.start(), kind, hit)
             if hit is not None:
                 break
-    return best[1] if best else None
+    if best is None:
+        return None
+    start, kind, hit = best
+    if kind in _AMBIGUOUS and not hit.past and looks_past(text, start) and not _named_next(hit):
+        return _backward(kind, hit, today)
+    return hit
+
+
+_AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month")
+_FUTURE = re.compile(r"\b(?:will|won't|'ll|going to|gonna|is on|are on|'s on|coming up|planning|plan to|"
+                     r"want to|need to|have to|hope to|can't wait|(?:am|'m|is|'s|are|'re) \w+ing)\b"
+                     r"|\b(?:for|to|until|till|by|before|from)\s+(?:on\s+)?$", re.IGNORECASE)
+_PAST_WORDS = re.compile(r"\b(?:was|were|went|did|had|came|left|saw|took|made|ran|fell|broke|ate|met|spent|"
+                         r"lost|told|said|felt|gave|found|bought|drove|flew|wrote|sat|slept|woke|died|"
+                         r"yesterday|ago)\b", re.IGNORECASE)
+_ED_VERB = re.compile(r"\b(?:I|he|she|we|they|it|[A-Z][a-z]+)\s+(?:just\s+|finally\s+|already\s+|also\s+)?"
+                      r"([a-z]{2,}ed)\b")
+_FORWARD_VERBS = {"booked", "scheduled", "planned", "arranged", "moved", "pushed", "rescheduled", "postponed",
+                  "promised", "agreed", "decided", "registered", "invited", "confirmed", "changed", "bumped",
+                  "delayed", "shifted", "switched", "signed", "reserved", "asked", "needed", "wanted"}
+
+
+def looks_past(text: str, date_at: int | None = None) -> bool:
+    """Is ``text`` told in the past tense (around the date found at ``date_at``)?
+
+    Past verbs count ("was", "went", "he refused"), except those that point at a future day
+    ("booked", "moved ... to"); any future marker ("will", "I'm seeing", "for Friday") wins.
+    """
+    before = text[:date_at] if date_at is not None else text
+    if _FUTURE.search(text) or _FUTURE.search(before):
+        return False
+    if _PAST_WORDS.search(text):
+        return True
+    return any(m.group(1).lower() not in _FORWARD_VERBS for m in _ED_VERB.finditer(text))
+
+
+def _named_next(hit: DateHit) -> bool:
+    return hit.phrase.lower().startswith(("next", "this"))
+
+
+def _backward(kind: str, hit: DateHit, today: dt.date) -> DateHit:
+    """The same day-name or day-number, looked for in the past instead of the future."""
+    day = hit.start
+    if kind == "weekday":
+        day = day - dt.timedelta(days=7)
+    elif day > today and kind in ("nth", "wd_nth"):
+        month, year = (12, day.year - 1) if day.month == 1 else (day.month - 1, day.year)
+        day = _safe_date(year, month, day.day) or day
+    elif day > today:
+        day = _safe_date(day.year - 1, day.month, day.day) or day
+    return DateHit(day, day, hit.phrase, day < today or (day == today and kind == "weekday"))
+
+
+def _safe_date(year: int, month: int, day: int) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
 
 
 def iso_label(hit: DateHit) -> str:

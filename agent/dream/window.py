@@ -7,6 +7,7 @@ contribute its own dated promises. ``dedupe`` leaves one candidate per thing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from agent.dream.ops import CloseOp, MessageLike
@@ -35,7 +36,6 @@ def walk(window: Sequence[MessageLike], active: Sequence[Card]) -> tuple[list[Ca
         for s in sentences(msg.content):
             got = sentence_candidates(s, ctx)
             found += got
-            people.extend(n for c in got if c.type == "relationship" for n in c.entities[1:])
             if not any(c.target for c in got):
                 closes += find_closes(s, ctx)
         found += _emotion(msg, found, prev)
@@ -47,8 +47,8 @@ def walk(window: Sequence[MessageLike], active: Sequence[Card]) -> tuple[list[Ca
 def _emotion(msg: MessageLike, found: list[Candidate],
              prev: list[tuple[MessageLike, list[Candidate]]]) -> list[Candidate]:
     """Strong feelings raise the salience of what they are about; alone, they are an event."""
-    hits = [s for s in sentences(msg.content)
-            if EMOTIONS.search(s) and not HYPOTHETICAL.search(s) and not s.rstrip().endswith("?")]
+    hits = [s for s in sentences(msg.content) if EMOTIONS.search(s) and not HYPOTHETICAL.search(s)
+            and not s.rstrip().endswith("?") and not _someone_elses(s)]
     if not hits:
         return []
     near = found + [c for m, cs in prev[-2:] if m.session == msg.session for c in cs]
@@ -65,6 +65,18 @@ def _emotion(msg: MessageLike, found: list[Candidate],
                       body=f"On {msg.ts.date().isoformat()}: {text}", msg=msg, salience=0.9,
                       valid_from=msg.ts.date(), entities=("user", *names_in(" " + text)),
                       turns={m.turn for m, _ in prev[-1:] if context})]
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|myself|we|we're|us)\b", re.IGNORECASE)
+_THIRD_SUBJECT = re.compile(r"\b(?:he|she|they|he's|she's|they're)\b|\b[A-Z][a-z]+ (?:is|was|'s|got|looked|seemed)\b")
+
+
+def _someone_elses(s: str) -> bool:
+    """"my flatmate Jonas is devastated" is Jonas's feeling, not the user's."""
+    third = _THIRD_SUBJECT.search(s)
+    if third is None:
+        return False
+    return not _FIRST_PERSON.search(re.sub(r"\bmy \w+", "", s[third.start():] + " " + s[:third.start()]))
 
 
 def _same_thing(a: Candidate, b: Candidate) -> bool:

@@ -1,4 +1,4 @@
-"""Rules for facts about the user themself: name, pets, deaths, job, home, health, milestones.
+"""Rules for facts about the user themself: name, pets, deaths, home, health, learning, milestones.
 
 Most are single-valued slots: a new job or city is an update that supersedes the old card.
 """
@@ -8,15 +8,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.dates import MONTH_RE, MONTHS, find_date, iso_label
-from agent.dream.rules.base import Candidate, Context, a_noun, cand, has_slot, is_name, relation_of
+from agent.dream.dates import MONTH_RE, MONTHS, find_date
+from agent.dream.rules.base import (
+    Candidate,
+    Context,
+    a_noun,
+    cand,
+    has_slot,
+    is_name,
+    object_phrase,
+    relation_of,
+)
 from agent.dream.rules.lexicon import (
     CONDITIONS,
     DIETS,
     END,
     FAMILY_RELS,
     FILLER_TAIL,
-    JOBS,
     NAME,
     NAMES,
     PARTNER_RELS,
@@ -63,35 +71,6 @@ def rule_death(s: str, ctx: Context) -> Iterator[Candidate]:
     slot = ("pet", name.lower()) if name and has_slot(ctx, ("pet", name.lower())) else ("death", (name or rel or "someone").lower())
     yield cand(ctx, slot, "event", f"{who} died on {when.isoformat()}.", value="died",
                 entities=("user", name) if name else ("user",), salience=0.95, valid_from=when)
-
-
-def rule_job(s: str, ctx: Context) -> Iterator[Candidate]:
-    today = ctx.msg.ts.date()
-    start = re.search(rf"\bI (?:start|'m starting|am starting|begin|'ll start|will start) (?:a new job |work )?"
-                      rf"as (?:a|an) ([a-z][a-z -]*?)(?: at ({NAMES}))?(?=\s+(?:on|in|next|from|this)\b|[,.!?]|$)", s, _Q)
-    plain = re.search(rf"\bI (?:work|am working|'m working) as (?:a|an) ([a-z][a-z -]*?)(?: at ([^,.!?]+?))?{END}", s, _Q) \
-        or re.search(rf"\bI(?:'m| am) (?:a|an) ((?:[a-z-]+ ){{0,2}}?(?:{JOBS}))\b(?: at ({NAMES}))?", s, _Q)
-    m = start or plain
-    if m is None:
-        return
-    role, org = m.group(1).strip(), (m.group(2) or "").strip()
-    body = f"The user works as {a_noun(role)}" + (f" at {org}" if org else "")
-    hit = find_date(s[m.end():], today) if start else None
-    if hit and not hit.past:
-        body += f" (starting {iso_label(hit)})"
-    yield cand(ctx, ("job", ""), "fact", body + ".", value=norm_key(role), salience=0.7,
-                entities=("user", org) if org[:1].isupper() else ("user",),
-                valid_from=hit.start if hit and not hit.past else None)
-
-
-def rule_quit(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\bI (?:just |finally |officially )?(?:(?:quit|left) (?:my job|my position|work\b|the company)|"
-                  r"resigned|handed in my notice|gave my notice|put in my notice|got fired|was fired|"
-                  r"got laid off|was laid off|lost my job)", s, _Q)
-    if m:
-        body = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
-        yield cand(ctx, ("job", ""), "event", body, value="quit", ends=True, salience=0.75,
-                    valid_from=ctx.msg.ts.date())
 
 
 def rule_home(s: str, ctx: Context) -> Iterator[Candidate]:
@@ -154,7 +133,7 @@ def rule_injury(s: str, ctx: Context) -> Iterator[Candidate]:
 def rule_milestone(s: str, ctx: Context) -> Iterator[Candidate]:
     """Accomplishments and family emergencies: events the user will expect remembered."""
     done = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won)\b"
-                     r"(?! away)", s, _Q)
+                     r"(?! away)(?!'t)", s, _Q)
     family = re.search(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})\b[^.!?]*?\b(in the hospital|had a stroke|"
                        rf"had a heart attack|had an accident|was in an accident|has cancer|was diagnosed|"
                        rf"had surgery|is sick|fell)\b", s, _Q)
@@ -166,3 +145,39 @@ def rule_milestone(s: str, ctx: Context) -> Iterator[Candidate]:
     key = (m.group(1) + ":" + m.group(2)) if family else m.group(1)
     yield cand(ctx, ("event", norm_key(key)), "event", text, value="yes", salience=0.85 if family else 0.75,
                 valid_from=ctx.msg.ts.date(), entities=("user", *names_in(" " + s)))
+
+
+def rule_learning(s: str, ctx: Context) -> Iterator[Candidate]:
+    """"I'm learning Spanish": a slot per subject, so dropping it later can supersede the card."""
+    m = re.search(r"\bI(?:'m| am| have been|'ve been) (?:learning|studying|taking (?:\w+ )?(?:lessons|classes) in) "
+                  r"([a-z][\w' -]*?)" + END, s, _Q)
+    if m and (obj := object_phrase(m.group(1))) and len(obj.split()) <= 3:
+        yield cand(ctx, ("habit", norm_key(obj)), "fact", f"The user is learning {obj}.", value="learning",
+                   salience=0.6)
+
+
+_VERB3 = {"cycle": "cycles", "bike": "bikes", "walk": "walks", "run": "runs", "drive": "drives", "commute": "commutes"}
+
+
+def rule_commute(s: str, ctx: Context) -> Iterator[Candidate]:
+    """How the user gets to work or school: "I cycle to work", "I take the train into the office"."""
+    m = re.search(r"\bI (?:usually |always |normally |just |now |mostly )?(cycle|bike|walk|run|drive|commute|"
+                  r"take the (?:bus|train|tube|subway|metro|ferry))(?: to| into| in to) (work|school|uni|college|"
+                  r"the office|class)\b", s, _Q)
+    if m:
+        verb = m.group(1).lower()
+        said = _VERB3.get(verb) or verb.replace("take", "takes", 1)
+        yield cand(ctx, ("commute", ""), "fact", f"The user {said} to {m.group(2).lower()}.", value=verb,
+                   salience=0.55)
+
+
+_SICKNESS = (r"seasick|carsick|airsick|travel sick|motion sick(?:ness)?|migraines|hay ?fever|cold sores|"
+             r"nosebleeds|panic attacks|nightmares")
+
+
+def rule_sickness(s: str, ctx: Context) -> Iterator[Candidate]:
+    """Recurring bodily facts said as "I get X": "I get seasick on anything bigger than a bathtub"."""
+    m = re.search(rf"\bI (?:always |usually |easily |often |still )?get (?:really |so |very )?({_SICKNESS})\b[^,.!?;]*", s, _Q)
+    if m:
+        yield cand(ctx, ("health", norm_key(m.group(1))), "fact", tidy(third_person(m.group(0))), value="yes",
+                   salience=0.75)

@@ -18,9 +18,12 @@ JOBS = ("nurse|teacher|engineer|developer|programmer|designer|accountant|lawyer|
         "veterinarian|professor|tutor|freelancer|intern|receptionist|farmer|pilot|nanny|recruiter|"
         "social worker|police officer|carer|caregiver|midwife|surgeon|paralegal|clerk|baker")
 PARTNER_RELS = ("wife|husband|partner|girlfriend|boyfriend|fiancée|fiancee|fiancé|fiance|spouse")
-FAMILY_RELS = ("best friend|friend|buddy|bestie|roommate|sister|brother|mom|mum|mother|dad|father|son|daughter|grandma|grandmother|"
+FAMILY_RELS = ("best friend|friend|buddy|bestie|roommate|flatmate|housemate|colleague|coworker|co-worker|"
+               "boss|manager|mentor|ex|stepson|stepdaughter|godson|goddaughter|"
+               "grandson|granddaughter|half-brother|half-sister|sister|brother|mom|mum|mother|dad|father|son|daughter|grandma|grandmother|"
                "grandpa|grandfather|aunt|uncle|cousin|niece|nephew|mother-in-law|father-in-law|"
                "sister-in-law|brother-in-law|stepmom|stepdad|stepmother|stepfather|twin")
+KIN_ADJECTIVES = "little|younger|older|big|baby|elder|eldest|oldest|youngest|middle|twin|kid|new|late"
 CONDITIONS = ("type 1 diabetes|type 2 diabetes|diabetes|asthma|adhd|autism|depression|anxiety|"
               "migraines|epilepsy|cancer|celiac disease|celiac|crohn's|ibs|arthritis|insomnia|ptsd|"
               "ocd|bipolar disorder|bipolar|high blood pressure|a heart condition|long covid|"
@@ -32,7 +35,7 @@ PLAN_WORDS = {
     "therapist", "therapy", "nutritionist", "vet", "checkup", "check-up", "canal", "deadline",
     "due", "presentation", "funeral", "ceremony", "graduation", "exhibit", "exhibition",
     "tickets", "booked", "conference", "race", "marathon", "recital", "audition", "moving",
-    "ashes", "memorial", "reunion", "holiday", "vacation", "finish", "submit", "renew",
+    "ashes", "memorial", "reunion", "movers", "move", "holiday", "vacation", "finish", "submit", "renew",
     "passport", "visa", "court", "hearing", "semester", "masters", "master's", "degree",
     "scheduled", "promised", "date", "driving", "flying", "fly",
 }
@@ -44,7 +47,7 @@ EMOTIONS = re.compile(
     re.IGNORECASE)
 FILLER_TAIL = re.compile(
     r"(?:\s+(?:remember|btw|too|though|lol|haha|honestly|now|anymore|actually|either|also|"
-    r"lately|these days|obviously|really|anyway|ever))+\s*$", re.IGNORECASE)
+    r"lately|these days|obviously|really|anyway|ever|by the way))+\s*$", re.IGNORECASE)
 STOPWORDS = frozenset("""
 a an the and or but so to of in on at for with from by about as is are was were be been am i me my
 we our you your he she it they them his her its their this that these those it's i'm i've i'll i'd
@@ -65,5 +68,8 @@ NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No",
              "Hi", "Ugh", "Also", "And", "But", "So", "The", "A", "An", "My", "We", "It", "Thanks",
              "Sure", "Guess", "Maybe", "Actually", "Anyway", "Big", "Nah", "Lol", "Omg", "Well",
              "Sadly", "Random", "Just"}
+INTERJECTIONS = {"Wow", "Yay", "Congrats", "Congratulations", "Omg", "Lol", "Haha", "Great", "Cool", "Nice",
+                 "Ugh", "Damn", "Honestly", "Seriously", "Exactly", "Morning", "Evening", "Night", "Thanks",
+                 "Sorry", "Please", "Same", "True", "Never", "Nope", "Yep", "Totally", "Anyway", "Finally"}
 END = r"(?=\s+(?:so|and|but|because|since|which|now|remember)\b|[,.!?;]|$)"
 """Where a clause's object ends: a conjunction, punctuation, or the end."""

@@ -1,33 +1,93 @@
-"""Rules for the people in the user's life: family, partner, children, engagements, breakups."""
+"""Rules for the people in the user's life: family, partner, children and ages, roles, engagements, breakups."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 
+from agent.dream.dates import find_date
 from agent.dream.rules.base import Candidate, Context, cand, is_name, partner_name
-from agent.dream.rules.lexicon import FAMILY_RELS, HYPOTHETICAL, NAME, PARTNER_RELS
+from agent.dream.rules.lexicon import FAMILY_RELS, HYPOTHETICAL, KIN_ADJECTIVES, NAME, PARTNER_RELS
 from agent.dream.rules.text import names_in
 
 _Q = re.IGNORECASE
 
 
 def rule_family(s: str, ctx: Context) -> Iterator[Candidate]:
-    for f in re.finditer(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})(?:'s name is| is called| is named| named| called|,| is)? ({NAME})\b", s, _Q):
-        rel, name = f.group(1).lower(), f.group(2)
-        if not is_name(name):
+    """"my (little) brother Sami", "my wife Priya"; "I'm dating Chris" (not "seeing X on Friday")."""
+    for f in re.finditer(rf"\bmy (?:({KIN_ADJECTIVES}) )?({FAMILY_RELS}|{PARTNER_RELS})(?:'s name is| is called| is named| named| called|,| is)? ({NAME})\b", s, _Q):
+        adjective, rel, name = (f.group(1) or "").lower(), f.group(2).lower(), f.group(3)
+        if not is_name(name) or name.endswith("'s"):
             continue
         partner = re.fullmatch(PARTNER_RELS, rel) is not None
         slot = ("partner", "") if partner else ("family", f"{rel}:{name.lower()}")
-        yield cand(ctx, slot, "relationship", f"The user's {rel} is {name}.", value=name.lower(),
-                    entities=("user", name), salience=0.75)
+        said = f"{adjective} {rel}".strip()
+        yield cand(ctx, slot, "relationship", f"The user's {said} is {name}.", value=name.lower(),
+                   entities=("user", name), salience=0.75)
     m = re.search(rf"\bI(?:'m| am) (?:dating|seeing|married to|engaged to|in a relationship with) ({NAME})", s, _Q)
-    if m and is_name(m.group(1)):
+    if m and is_name(m.group(1)) and not _just_meeting(m, s, ctx):
         state = "engaged:" if "engaged" in m.group(0).lower() else ""
         verb = m.group(0).split(" ", 1)[1].replace("'m ", "").replace("am ", "")
         yield cand(ctx, ("partner", ""), "relationship", f"The user is {verb}.", value=state + m.group(1).lower(),
-                    entities=("user", m.group(1)), salience=0.75)
+                   entities=("user", m.group(1)), salience=0.75)
     yield from _children(s, ctx)
+
+
+def _just_meeting(m: re.Match[str], s: str, ctx: Context) -> bool:
+    """"I'm seeing Lin on Friday for dinner" is a plan, not a partner; nor is "seeing Noor's parents"."""
+    if "seeing" not in m.group(0).lower():
+        return False
+    rest = s[m.end(1):]
+    return (m.group(1).endswith("'s") or rest.startswith("'s") or find_date(s, ctx.msg.ts.date()) is not None
+            or re.match(r"\s+(?:for|at|about|later|again|soon|tonight|tomorrow)\b", rest, _Q) is not None)
+
+
+_AGE = re.compile(rf"\b({NAME}) (?:is|'s|just turned|turned|turns|is turning|will be) (\d{{1,2}})\b"
+                  r"(?!\s*(?:am|pm|:|%|k\b|mins?\b|minutes|hours|o'clock|st\b|nd\b|rd\b|th\b|\$|euros?|dollars|pounds))")
+_KIN = re.compile(rf"\bmy (?:(?:{KIN_ADJECTIVES}) )?({FAMILY_RELS}|kids|children|boys|girls|sons|daughters|twins|"
+                  rf"nephews|nieces|grandkids)\b(?:[^.!?]*?\b(?:her|his|their) (boys|girls|kids|sons|daughters|twins|"
+                  r"little ones))?", re.IGNORECASE)
+
+
+def rule_ages(s: str, ctx: Context) -> Iterator[Candidate]:
+    """"Arjun is 7 and Dev just turned 4", after "my sister dropped her boys off": who they are and
+    how old. Needs a kin word nearby (this sentence or the last messages) to know who they are."""
+    ages = [(m.group(1), m.group(2)) for m in _AGE.finditer(s) if is_name(m.group(1)) and not m.group(1).endswith("'s")]
+    if not ages or re.search(r"\b(?:kids|children)\b", s, _Q) or re.search(rf"\bmy (?:\w+ )?(?:{FAMILY_RELS}) {NAME} ", s, _Q):
+        return
+    kin = list(_KIN.finditer(ctx.prior_text + " " + ctx.msg.content))
+    if not kin:
+        return
+    rel, theirs = kin[-1].group(1).lower(), kin[-1].group(2)
+    who = f"the user's {rel}'s {theirs.lower()}" if theirs else f"the user's {rel}"
+    listed = " and ".join(f"{name} ({age})" for name, age in ages)
+    verb = "are" if len(ages) > 1 else "is"
+    body = f"{listed} {verb} {who} (ages as of {ctx.msg.ts.date().isoformat()})."
+    names = tuple(name for name, _ in ages)
+    yield cand(ctx, ("family", f"ages:{','.join(sorted(n.lower() for n in names))}"), "relationship", body,
+               value=",".join(ages_ for _, ages_ in ages), entities=("user", *names), salience=0.7)
+
+
+_ROLES = (r"best man|maid of honou?r|matron of honou?r|bridesmaid|groomsman|godmother|godfather|godparent|"
+          r"officiant|witness|ring bearer|flower girl|usher|pallbearer|guardian")
+
+
+def rule_role(s: str, ctx: Context) -> Iterator[Candidate]:
+    """A role the user was given at someone's event: "he asked me to be best man"."""
+    m = re.search(rf"\b(?:({NAME}|he|she|they) )?(?:asked|invited|chose|picked|wants?) me to be (?:the |a |an |"
+                  rf"his |her |their )?({_ROLES})\b", s, _Q) \
+        or re.search(rf"\bI(?:'m| am|'ll be| will be| get to be) (?:the |a |an |his |her |their )?(?:({NAME})'s )?"
+                     rf"({_ROLES})\b", s, _Q)
+    if m is None:
+        return
+    asker = m.group(1) or ""
+    who = asker if is_name(asker) and asker.lower() not in ("he", "she", "they") else \
+        (ctx.recent_people[-1] if ctx.recent_people else "")
+    role = m.group(2).lower()
+    body = f"The user is going to be {role}" + (f" for {who}" if who else "") + \
+        f" (said on {ctx.msg.ts.date().isoformat()})."
+    yield cand(ctx, ("role", f"{role}:{who.lower()}"), "fact", body, value="yes",
+               entities=("user", who) if who else ("user",), salience=0.75)
 
 
 def _children(s: str, ctx: Context) -> Iterator[Candidate]:

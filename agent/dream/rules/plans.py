@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 
 from agent.dream.dates import DateHit, find_date, with_dates
 from agent.dream.ops import CloseOp
-from agent.dream.rules.base import Candidate, Context, cand
-from agent.dream.rules.lexicon import PAST, PLAN_WORDS
-from agent.dream.rules.text import content_words, names_in, third_person, tidy
+from agent.dream.rules.base import Candidate, Context, cand, is_name
+from agent.dream.rules.lexicon import INTERJECTIONS, NAMES, PAST, PLAN_WORDS
+from agent.dream.rules.text import content_words, names_in, norm_key, sentences, third_person, tidy
 from memfs.cards import Card
 
 _Q = re.IGNORECASE
@@ -22,14 +22,25 @@ _Q = re.IGNORECASE
 
 _RESCHEDULE = re.compile(r"\b(?:moved|pushed|postponed|rescheduled|delayed|bumped|shifted|switched|"
                          r"changed)\b(?: back| up| forward)?(?: to| until| till| for)?\b|\bis now on\b", re.IGNORECASE)
-_CLOSE = re.compile(r"\b(cancel+ed|called off|bail(?:ed)? on|had to cancel|is off|not going|won't be going|can't go|can't make it|"
+_CLOSE = re.compile(r"\b(cancel+ed|cancel+ing|(?:going to|gonna|will|'ll|have to|need to) cancel|skip(?:ping)?|called off|bail(?:ed)? on|had to cancel|is off|not going|won't be going|can't go|can't make it|"
                     r"out of|pulled out of|skipped|done with|finished|passed|did|went to|handed in|"
                     r"submitted|got back from|aced|nailed)\b", re.IGNORECASE)
 _COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.IGNORECASE)
 
 
+def _we_with(s: str, ctx: Context) -> list[str]:
+    """Who "we" is besides the user: the last person named, unless this sentence names them as
+    the one "we" act on ("my brother Idris turns 30, we're throwing him a party")."""
+    pool = ctx.recent_people
+    if re.search(r"\bwe(?:'re|'ll| are| will)?\b[^.!?]*\b(?:him|her|them)\b", s, _Q):
+        named = set(names_in(s))
+        pool = [p for p in pool if p not in named]
+    return pool[-1:]
+
+
 def _we(s: str, ctx: Context) -> str:
-    who = f"the user and {ctx.recent_people[-1]}" if ctx.recent_people else "the user and others"
+    with_ = _we_with(s, ctx)
+    who = f"the user and {with_[0]}" if with_ else "the user and others"
     s = re.sub(r"\bwe're\b|\bwe are\b", f"{who} are", s, flags=re.IGNORECASE)
     s = re.sub(r"\bwe've\b", f"{who} have", s, flags=re.IGNORECASE)
     s = re.sub(r"\bwe'll\b", f"{who} will", s, flags=re.IGNORECASE)
@@ -63,8 +74,50 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
     if remind:
         body = tidy("The user asked to be reminded to " + with_dates(third_person(remind.group(1)), hit))
     else:
-        body = tidy(with_dates(third_person(_we(s, ctx)), hit))
-    yield _plan(ctx, body, hit, words, [*people, *(ctx.recent_people[-1:] if re.search(r"\bwe\b", s, _Q) else [])])
+        body = tidy(with_dates(third_person(_we(_there(_drop_chatter(s), s, ctx), ctx)), hit))
+    we = _we_with(s, ctx) if re.search(r"\bwe\b", s, _Q) else []
+    implicit = [n for n in _context_names(s, ctx) if n.lower() not in body.lower()]
+    if implicit:
+        body = f"{body[:-1]} (context: {', '.join(implicit)})."
+    yield _plan(ctx, body, hit, words, [*people, *we, *implicit])
+
+
+_CHATTER = re.compile(r"^(?:you\b|you'd\b|wish me luck|no pressure|lol|haha|lmao|omg|fingers crossed|yay)"
+                      r"|\b(?:you'?d love|you would love|wish me luck|no pressure)\b", re.IGNORECASE)
+
+
+def _drop_chatter(s: str) -> str:
+    """Remove comma clauses that talk to the assistant ("you'd love it", "wish me luck")."""
+    clauses = re.split(r",\s+", s)
+    kept = [clauses[0], *(c for c in clauses[1:] if not _CHATTER.search(c.strip()))]
+    return ", ".join(kept)
+
+
+_THERE = re.compile(r"\bthere\b(?!'s|\s+(?:is|are|was|were|will|'ll)\b)", re.IGNORECASE)
+_PLACE = re.compile(rf"\b(?:in|at|to|from|near|visit|visiting) (?:the )?({NAMES})")
+
+
+def _there(text: str, s: str, ctx: Context) -> str:
+    """Resolve "there" to the last place named before it (this sentence, then the last messages),
+    or drop it: "having dinner there" is better than a card pointing at nothing."""
+    m = _THERE.search(text)
+    if m is None:
+        return text
+    places = [p for p in _PLACE.findall(ctx.prior_text + " " + ctx.msg.content[: ctx.msg.content.find(s)]
+                                        + " " + text[: m.start()]) if is_name(p.split()[0])]
+    if places and places[-1] in text[: m.start()].rsplit(",", 1)[-1]:
+        return text
+    if places:
+        return text[: m.end()] + f" ({places[-1]})" + text[m.end():]
+    return re.sub(r"\s+", " ", text[: m.start()] + text[m.end():]).replace(" ,", ",")
+
+
+def _context_names(s: str, ctx: Context) -> list[str]:
+    """Names from the rest of the message ("Edinburgh!! the movers come on the 3rd"): a plan card
+    should carry the where/who its sentence leaves implicit."""
+    rest = ctx.msg.content.replace(s, " ")
+    alone = [w.strip(" !?.") for w in sentences(rest) if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?[!?.]*", w)]
+    return [n for n in [*alone, *names_in(rest)] if is_name(n.split()[0]) and n not in INTERJECTIONS]
 
 
 def rule_promise(s: str, ctx: Context) -> Iterator[Candidate]:
@@ -95,5 +148,20 @@ def find_closes(s: str, ctx: Context) -> Iterator[CloseOp]:
         return
     card = best_plan(content_words(s), ctx.active)
     if card is not None:
-        cancelled = re.search(r"cancel|called off|bail|is off|not going|won't|can't|out of|pulled", m.group(1), _Q)
+        cancelled = re.search(r"cancel|skip|called off|bail|is off|not going|won't|can't|out of|pulled", m.group(1), _Q)
         yield CloseOp(id=card.id, reason=("cancelled" if cancelled else "done") + f": {s.strip()[:120]}")
+
+
+def rule_goal(s: str, ctx: Context) -> Iterator[Candidate]:
+    """A stated goal or resolution: "new year's resolution is to run a 10k by spring"."""
+    m = re.search(r"\b(?:my |the |a )?(?:new year'?s |big |main )?(?:resolution|goal)(?: for (?:this|the) year)? "
+                  r"(?:is|this year is) to ([^.!?]+?)(?=[.!?]|$)", s, _Q)
+    if m is None:
+        return
+    aim = _drop_chatter(m.group(1)).strip(" ,")
+    hit = find_date(aim, ctx.msg.ts.date())
+    body = tidy(f"The user's goal is to {with_dates(third_person(aim), hit)} (set on {ctx.msg.ts.date().isoformat()})")
+    if hit is not None and not hit.past and hit.end > ctx.msg.ts.date():
+        yield _plan(ctx, body, hit, content_words(aim), names_in(" " + aim))
+        return
+    yield cand(ctx, ("goal", norm_key(aim)), "fact", body, value="yes", salience=0.6)

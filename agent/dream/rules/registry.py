@@ -14,47 +14,68 @@ from dataclasses import dataclass
 from agent.dream.rules.base import Candidate, Context, SlotValue
 from agent.dream.rules.facts import (
     rule_birthday,
+    rule_commute,
     rule_death,
     rule_health,
     rule_home,
     rule_injury,
-    rule_job,
+    rule_learning,
     rule_milestone,
     rule_name,
     rule_pet,
-    rule_quit,
+    rule_sickness,
 )
 from agent.dream.rules.lexicon import HYPOTHETICAL
-from agent.dream.rules.people import rule_family, rule_partner_change
-from agent.dream.rules.plans import rule_plan
+from agent.dream.rules.people import rule_ages, rule_family, rule_partner_change, rule_role
+from agent.dream.rules.plans import rule_goal, rule_plan
 from agent.dream.rules.tastes import (
     rule_boundary,
     rule_favorite,
     rule_fear,
     rule_habit_change,
     rule_hobby,
+    rule_indirect_taste,
+    rule_loved_place,
     rule_preference,
+    rule_switch,
 )
 from agent.dream.rules.text import first_person, sentences
+from agent.dream.rules.work import rule_job, rule_quit
 from memfs.cards import Card
 
 _Q = re.IGNORECASE
 
 FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, rule_birthday,
-              rule_health, rule_injury, rule_family, rule_partner_change, rule_preference,
-              rule_favorite, rule_boundary, rule_hobby, rule_fear, rule_milestone, rule_habit_change)
+              rule_health, rule_sickness, rule_injury, rule_family, rule_ages, rule_role, rule_partner_change,
+              rule_preference, rule_indirect_taste, rule_loved_place, rule_favorite, rule_boundary, rule_hobby,
+              rule_fear, rule_milestone, rule_habit_change, rule_switch, rule_learning, rule_commute, rule_goal)
 QUESTION_SAFE = (rule_boundary,)
+DATE_OWNERS = ("birthday", "job", "death", "injury", "goal", "plan")
+"""Slots whose rule already used the sentence's date: no separate plan from the same sentence."""
 
 
 def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
-    """Every candidate one user sentence yields (facts first; a plan only if no fact used its date)."""
+    """Every candidate one user sentence yields (facts first; a plan only if no fact used its date).
+
+    People named by this sentence's facts count as "recent" before the plan rule reads "we".
+    """
     if HYPOTHETICAL.search(s) and not re.search(r"\bremind me\b", s, _Q):
         return []
     question = s.rstrip().endswith("?")
-    out = [c for rule in (QUESTION_SAFE if question else FACT_RULES) for c in rule(s, ctx)]
-    if not any(c.slot[0] in ("birthday", "job", "death", "injury") for c in out):
+    out = _unshadowed([c for rule in (QUESTION_SAFE if question else FACT_RULES) for c in rule(s, ctx)])
+    ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])
+    if not any(c.slot[0] in DATE_OWNERS for c in out):
         out.extend(rule_plan(s, ctx))
     return out
+
+
+def _unshadowed(out: list[Candidate]) -> list[Candidate]:
+    """Drop what another candidate of the same sentence already says better: a job card beats
+    the "got promoted" milestone; "don't bring up my ex, Jordan" is a boundary, not an ex card."""
+    if any(c.slot[0] == "job" and not c.ends for c in out):
+        out = [c for c in out if c.slot != ("event", "got promoted")]
+    guarded = {e for c in out if c.type == "boundary" for e in c.entities[1:]}
+    return [c for c in out if not (c.type == "relationship" and set(c.entities[1:]) & guarded)]
 
 
 @dataclass(frozen=True)

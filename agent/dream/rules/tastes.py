@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.rules.base import Candidate, Context, cand, object_phrase
-from agent.dream.rules.lexicon import END, FILLER_TAIL
-from agent.dream.rules.text import names_in, norm_key, third_person, tidy
+from agent.dream.rules.base import Candidate, Context, cand, is_name, object_phrase
+from agent.dream.rules.lexicon import END, FILLER_TAIL, NAME, NAMES
+from agent.dream.rules.text import content_words, names_in, norm_key, third_person, tidy
+from memfs.cards import Card
 
 _Q = re.IGNORECASE
 
@@ -55,27 +56,53 @@ def rule_favorite(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def rule_boundary(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\b(?:stop|don't|do not|never|quit) (?:call|calling) me ['\"]?([a-z]+)|"
-                  r"\bnot want to be called ['\"]?([a-z]+)", s, _Q)
-    if m:
-        word = (m.group(1) or m.group(2)).lower()
-        yield cand(ctx, ("boundary", "call:" + word), "boundary",
-                    f"The user does not want to be called '{word}'.", value="no", salience=0.9)
+    """What the user does not want: a name, a style ("emojis"), or a topic."""
+    yield from _boundary_name(s, ctx)
     m = re.search(r"\b(?:don't|do not|never|stop|please no) (?:use|using|send|sending) (?:any )?([a-z -]+?)"
                   r"(?: with me| to me)?(?=[,.!?;]|$| they| it| because)", s, _Q) \
         or re.search(r"\bnot want the assistant to use ([a-z -]+?)(?=[,.!?;]|$)", s, _Q)
     if m and m.group(1).split()[0].lower() not in {"it", "that", "this", "the", "my"}:
         thing = m.group(1).strip()
         yield cand(ctx, ("boundary", norm_key(thing)), "boundary",
-                    f"The user does not want the assistant to use {thing}.", value="no", salience=0.85)
+                   f"The user does not want the assistant to use {thing}.", value="no", salience=0.85)
+    yield from _boundary_topic(s, ctx)
+
+
+def _boundary_name(s: str, ctx: Context) -> Iterator[Candidate]:
+    m = re.search(r"\b(?:stop|don't|do not|never|quit) (?:call|calling) me ['\"]?([a-z]+)|"
+                  r"\bnot want to be called ['\"]?([a-z]+)|"
+                  r"\b(?:hate|can't stand|dislike|don't like|do not like|hate it) when (?:people|you|someone|anyone|"
+                  r"others|everyone|folks) (?:call|calls) me ['\"]?([a-z]+)", s, _Q)
+    if m is None:
+        return
+    word = next(g for g in m.groups() if g)
+    body = f"The user does not want to be called '{word.lower() if m.group(1) or m.group(2) else word}'"
+    goes_by = re.search(rf"\b(?:it's|I'm|I go by|call me|I prefer|just) ({NAME})\b", s[m.end():], _Q)
+    if goes_by and is_name(goes_by.group(1)):
+        body += f"; they go by {goes_by.group(1)}"
+    yield cand(ctx, ("boundary", "call:" + word.lower()), "boundary", body + ".", value="no", salience=0.9)
+
+
+_TOPIC_END = re.compile(rf",\s*(?:{NAME}|he|she|they|I|I'm|we|it|everyone|people)\s+(?:\w+s|is|was|'s|are|keep|"
+                        r"won't|can't|never|always|and)\b|\s+(?:because|since|as)\s|[;]")
+
+
+def _boundary_topic(s: str, ctx: Context) -> Iterator[Candidate]:
     m = re.search(r"\b(?:don't|do not|never|stop) (?:bring up|bringing up|mention|mentioning|talk about|"
-                  r"ask about|ask me about)\s+(.+?)(?=[.!?]|$)|\bnot want (.+?) brought up", s, _Q)
-    if m:
-        topic = re.sub(r",?\s*(?:ever|again|please)\s*$", "", (m.group(1) or m.group(2)).strip(" ,"), flags=_Q)
-        if topic and topic.split()[0].lower() not in {"it", "that", "this"}:
-            yield cand(ctx, ("boundary", norm_key(topic)), "boundary",
-                        f"The user does not want {third_person(topic)} brought up.", value="no",
-                        entities=("user", *names_in(" " + topic)), salience=0.9)
+                  r"(ask|asking) (?:me )?about)\s+(.+?)(?=[.!?]|$)|\bnot want (.+?) brought up|"
+                  r"\bnot want to be (asked) about (.+?)(?=[.!?]|$)", s, _Q)
+    if m is None:
+        return
+    raw = (m.group(2) or m.group(3) or m.group(5)).strip(" ,")
+    raw = raw[: cut.start()] if (cut := _TOPIC_END.search(raw)) else raw
+    topic = re.sub(r",?\s*(?:ever|again|please|anymore)\s*$", "", raw.strip(" ,"), flags=_Q)
+    if not topic or topic.split()[0].lower() in {"it", "that", "this"}:
+        return
+    said = third_person(topic)
+    body = f"The user does not want to be asked about {said}." if (m.group(1) or m.group(4)) else \
+        f"The user does not want {said} brought up."
+    yield cand(ctx, ("boundary", norm_key(topic)), "boundary", body, value="no",
+               entities=("user", *names_in(" " + topic)), salience=0.9)
 
 
 def rule_hobby(s: str, ctx: Context) -> Iterator[Candidate]:
@@ -109,3 +136,84 @@ def rule_habit_change(s: str, ctx: Context) -> Iterator[Candidate]:
         yield cand(ctx, ("habit", norm_key(obj)), "preference",
                     f"The user {m.group(1).lower()} {obj} (as of {ctx.msg.ts.date().isoformat()}).",
                     value=m.group(1).lower(), salience=0.55)
+
+
+_SWITCH = (
+    r"\bI (?:just |recently |finally )?(?:dropped|quit|gave up|stopped|ditched) ([a-z][\w' -]*?),?(?: and)? "
+    r"(?:I )?(?:switched|moved|changed|went) (?:over )?to ([\w' -]+?)" + END,
+    r"\bI (?:just |recently |finally )?(?:switched|moved|changed|went) (?:over )?from ([\w' -]+?) to ([\w' -]+?)" + END,
+    r"\bI (?:just |recently |finally )?(?:swapped|traded|dropped|ditched|replaced) ([\w' -]+?) (?:for|with) "
+    r"([\w' -]+?)" + END,
+)
+
+
+def rule_switch(s: str, ctx: Context) -> Iterator[Candidate]:
+    """"I dropped Spanish, switched to Portuguese": the new thing replaces the card about the old."""
+    m = next((m for p in _SWITCH if (m := re.search(p, s, _Q))), None)
+    if m is None or not (old := object_phrase(m.group(1))) or not (new := object_phrase(m.group(2))):
+        return
+    held = _card_about(old, ctx)
+    body = f"The user dropped {old} and switched to {new} (as of {ctx.msg.ts.date().isoformat()})."
+    yield cand(ctx, ("habit", norm_key(old)), "fact" if held and held.type == "fact" else "preference", body,
+               value="switched:" + norm_key(new), target=held.id if held else None,
+               entities=("user", *names_in(" " + old), *names_in(" " + new)), salience=0.6)
+
+
+def _card_about(thing: str, ctx: Context) -> Card | None:
+    """The active fact or preference that is about ``thing`` (by slot, else by its words)."""
+    key, words = norm_key(thing), content_words(thing)
+    for card in ctx.active:
+        if any(slot[1] == key for slot, _ in ctx.slots(card)):
+            return card
+    return next((c for c in ctx.active if c.type in ("fact", "preference") and words
+                 and words <= content_words(c.body)), None)
+
+
+_PLACE_KINDS = "place|restaurant|café|cafe|bar|pub|spot|bakery|diner|bistro|shop|park|beach|trail|cinema|market"
+
+
+def rule_loved_place(s: str, ctx: Context) -> Iterator[Candidate]:
+    """"that Ethiopian place we love, Lalibela": a favourite place, named or not."""
+    m = re.search(rf"\b(?:(?P<pre>{NAMES}),? )?(?:that|the|this|our) (?P<kind>(?:[\w'-]+ ){{0,3}}?(?:{_PLACE_KINDS})) "
+                  rf"(?P<who>we|I) (?:both |all )?(?:love|like|adore|always go to|keep going back to)\b"
+                  rf"(?:,? (?P<post>{NAMES}))?", s, _Q)
+    if m is None:
+        return
+    name = next((n for n in (m.group("post"), m.group("pre")) if n and is_name(n.split()[0])), None)
+    thing = f"{name}, the {m.group('kind')}" if name else f"the {m.group('kind')}"
+    we = m.group("who").lower() == "we" and ctx.recent_people
+    who = f"The user and {ctx.recent_people[-1]} love" if we else "The user loves"
+    yield cand(ctx, ("pref", norm_key(name or m.group("kind"))), "preference", f"{who} {thing}.", value="like",
+               entities=("user", *([name] if name else []), *(ctx.recent_people[-1:] if we else [])), salience=0.55)
+
+
+_LIKE_INDIRECT = (
+    r"^(?:honestly |tbh |and |also |but )?(?P<obj>[a-z][\w' -]{2,30}?) (?:is|are) (?:the only thing (?:that|which) "
+    r"(?:\w+ ){0,3}?(?:switches|turns|shuts|calms|relaxes|keeps|helps|clears|quiets)|my (?:happy place|therapy|"
+    r"escape|comfort|sanity))\b",
+    r"\b(?:nothing beats|can't get enough of|I live for) (?P<obj>[a-z][\w' -]{2,30}?)" + END,
+)
+_DISLIKE_INDIRECT = (
+    r"\b(?:me and (?P<a>[\w' -]{2,30}?)|(?P<b>[a-z][\w' -]{2,30}?) and (?:me|I)) (?:are not|aren't|are no|"
+    r"don't|do not) (?:friends|get along|mix|go together)\b",
+    r"^(?:honestly |tbh |and |also |but |ugh,? )?(?P<c>[a-z][\w' -]{2,30}?) (?:is|are) (?:pure |literally |just |so )?"
+    r"(?:evil|the worst|disgusting|gross|vile|my nemesis|my enemy|overrated)\b",
+)
+_NOT_TASTES = re.compile(r"^(?:my|his|her|their|our|the|this|that|it|work|today|life|everything|everyone|he|she|"
+                         r"they|you|people|someone|things)\b", re.IGNORECASE)
+
+
+def rule_indirect_taste(s: str, ctx: Context) -> Iterator[Candidate]:
+    """Likes and dislikes said sideways: "baking is the only thing that switches my brain off",
+    "me and karaoke are not friends", "mushrooms are evil"."""
+    for patterns, polarity, verb in ((_LIKE_INDIRECT, "like", "loves"), (_DISLIKE_INDIRECT, "dislike", "dislikes")):
+        for pattern in patterns:
+            m = re.search(pattern, s, _Q)
+            raw = next((g for g in (m.groups() if m else ()) if g), None)
+            obj = object_phrase(raw) if raw else None
+            if m and obj and not _NOT_TASTES.match(obj):
+                clause = re.split(r"[,;.!?]", s[m.start():], maxsplit=1)[0]
+                said = re.sub(r"^(?:honestly|tbh|and|also|but|ugh),?\s+", "", clause.strip(), flags=_Q)
+                body = tidy(f"The user {verb} {obj} ({third_person(said)})")
+                yield cand(ctx, ("pref", norm_key(obj)), "preference", body, value=polarity, salience=0.5)
+                return
