@@ -316,3 +316,140 @@ def test_summary_is_bounded_and_never_drops_open_plans() -> None:
     assert "thing number 30" in ex.summary and "thing number 1 " not in ex.summary
     again = extract_offline(window("ok"), [plan], ex.summary, WED)
     assert again.summary.count("Open plans:") == 1 and again.summary.count("Tokyo") == 1
+
+
+# -- phrasings the blind splits missed (general rules, not sentences) ----------------------------
+
+
+@pytest.mark.parametrize("lines,type_,words", [
+    (("chaotic. my little brother Sami got engaged on Christmas Eve",), "relationship", ["little brother", "Sami"]),
+    (("my older sister Dana is visiting",), "relationship", ["older sister", "Dana"]),
+    (("my flatmate Jonas is devastated lol",), "relationship", ["flatmate", "Jonas"]),
+    (("my sister dropped her boys off today", "Oh fun!", "Arjun is 7 and Dev just turned 4"),
+     "relationship", ["Arjun (7)", "Dev (4)", "sister's boys"]),
+    (("that Ethiopian place we love, Lalibela",), "preference", ["Lalibela", "Ethiopian place"]),
+    (("me and karaoke are not friends",), "preference", ["dislikes karaoke"]),
+    (("honestly baking is the only thing that switches my brain off",), "preference", ["loves baking"]),
+    (("mushrooms are evil by the way",), "preference", ["dislikes mushrooms"]),
+    (("I think I'm done with horror movies",), "preference", ["dislikes horror movies"]),
+    (("ha, I'm not a coffee person, tea all the way",), "preference", ["not a coffee person", "tea"]),
+    (("I get seasick on anything bigger than a bathtub",), "fact", ["gets seasick"]),
+    (("nope, I cycle to work anyway",), "fact", ["cycles to work"]),
+    (("new year's resolution is to run a 10k by spring",), "fact", ["goal", "10k"]),
+    (("I hate when people call me Liz, it's Elizabeth",), "boundary", ["'Liz'", "Elizabeth"]),
+    (("I'd appreciate it if you didn't call me hun. it's a bit much",), "boundary", ["'hun'"]),
+    (("please stop suggesting running podcasts btw",), "boundary", ["suggest running podcasts"]),
+    (("please don't ask me about getting another dog",), "boundary", ["asked about getting another dog"]),
+])
+def test_sideways_phrasings_still_become_one_card(lines: tuple[str, ...], type_: str, words: list[str]) -> None:
+    op = only_write(run(*lines))
+    assert op.type == type_, op.body
+    assert all(w in op.body for w in words), op.body
+
+
+def test_a_boundary_topic_stops_where_the_next_clause_starts() -> None:
+    op = only_write(run("please don't ask me about the bakery idea, Noor keeps pushing it and I'm not ready"))
+    assert op.body == "The user does not want to be asked about the bakery idea."
+
+
+def test_being_asked_to_be_best_man_names_who_asked() -> None:
+    ex = run("my little brother Sami got engaged", "Congrats to him!", "he asked me to be best man")
+    role = next(w for w in writes(ex) if "best man" in w.body)
+    assert role.type == "fact" and "Sami" in role.entities
+
+
+def test_dropping_a_subject_for_another_supersedes_the_card_about_it() -> None:
+    old = card("c-spa001", "The user is learning Spanish.")
+    ex = run("also I dropped Spanish, switched to Portuguese since the wedding is there", cards=(old,))
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert sup.old_id == "c-spa001" and "Portuguese" in sup.body and writes(ex) == []
+
+
+def test_a_promotion_with_a_new_role_supersedes_the_job() -> None:
+    old = card("c-job001", "The user works as a data analyst at Corvel.")
+    ex = run("big work news: I got promoted! team lead on the payments squad, starting on the 8th", cards=(old,))
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert sup.old_id == "c-job001" and "team lead" in sup.body and sup.valid_from == dt.date(2026, 11, 8)
+    assert writes(ex) == []  # no separate "got promoted" event
+
+
+def test_starting_at_a_place_is_a_job_when_the_talk_is_about_a_job() -> None:
+    old = card("c-job001", "The user works as a barista at Kettle & Co.")
+    ex = run("the new job mostly, I start at the university library in March", cards=(old,))
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert "university library" in sup.body
+    assert writes(run("I start at the gym tomorrow, wish me luck")) == []
+
+
+@pytest.mark.parametrize("line", [
+    "Rainy Sunday, he refused to walk, and I just knew something was off",
+    "Saturday was a disaster, the oven died halfway through the cake",
+    "we walked to the lake on Friday and Sam fell in",
+    "I won't. I promise",
+    "work is the worst today",
+    "my boss is evil",
+    "I'm cancelling nothing",
+])
+def test_past_events_and_asides_make_no_card(line: str) -> None:
+    assert writes(run(line)) == [], [w.body for w in writes(run(line))]
+
+
+@pytest.mark.parametrize("text,day,past", [
+    ("Waffles died on Monday", "2026-11-02", True),
+    ("he refused to walk on Sunday", "2026-11-01", True),
+    ("I booked the dentist for Friday", "2026-11-06", False),
+    ("the meeting got moved to Friday", "2026-11-06", False),
+    ("I'm seeing Lin on Friday", "2026-11-06", False),
+    ("puppy class starts a week from Tuesday", "2026-11-17", False),
+])
+def test_a_bare_weekday_points_back_when_the_sentence_is_past(text: str, day: str, past: bool) -> None:
+    hit = find_date(text, WED.date())
+    assert hit is not None and (hit.start.isoformat(), hit.past) == (day, past)
+
+
+def test_a_pets_death_on_a_past_weekday_is_dated_that_day() -> None:
+    pet = card("c-pet001", "The user has a beagle named Waffles.", entities=("user", "Waffles"))
+    (sup,) = [o for o in run("not great. Waffles died on Monday. he was 14", cards=(pet,)).ops
+              if isinstance(o, SupersedeOp)]
+    assert sup.valid_from == dt.date(2026, 11, 2) and "2026-11-02" in sup.body
+
+
+def test_seeing_someone_on_a_day_is_one_plan_not_a_partner() -> None:
+    partner = card("c-par001", "The user's partner is Noor.", "relationship", entities=("user", "Noor"))
+    for line in ("I'm seeing Lin on Friday for dinner", "I'm seeing Noor's parents on Friday for dinner, wish me luck"):
+        ex = run(line, cards=(partner,))
+        op = only_write(ex)
+        assert op.type == "plan" and op.expires == dt.date(2026, 11, 6) and "luck" not in op.body
+        assert not any(isinstance(o, SupersedeOp) for o in ex.ops)
+
+
+def test_there_is_resolved_to_the_place_or_dropped() -> None:
+    op = next(w for w in writes(run("my cousin Rafa lives in Lisbon, so we're having dinner there on the 16th"))
+              if w.type == "plan")
+    assert "there (Lisbon)" in op.body and "the user and Rafa" in op.body and "Lisbon" in op.entities
+    lone = only_write(run("I'm meeting Sam there on Friday"))
+    assert " there" not in lone.body and lone.expires == dt.date(2026, 11, 6)
+
+
+def test_we_is_not_the_person_we_do_something_for() -> None:
+    partner = card("c-par001", "The user's partner is Noor.", "relationship", entities=("user", "Noor"))
+    op = next(w for w in writes(run("my brother Idris turns 30 on the 12th, we're throwing him a surprise party",
+                                    cards=(partner,))) if w.type == "plan")
+    assert "the user and Noor" in op.body
+
+
+def test_a_plan_carries_the_place_its_message_named_elsewhere() -> None:
+    op = only_write(run("Edinburgh!! the movers come on the 3rd"))
+    assert op.type == "plan" and "Edinburgh" in op.entities and op.expires == dt.date(2026, 12, 3)
+
+
+def test_someone_elses_feeling_is_not_the_users_event() -> None:
+    ex = run("assistant librarian technically", "Well deserved.", "my flatmate Jonas is devastated lol, he says he'll starve")
+    assert [w.type for w in writes(ex)] == ["relationship"]
+
+
+def test_a_known_pet_falling_ill_is_an_event() -> None:
+    pet = card("c-pet001", "The user has a cat named Olive.", entities=("user", "Olive"))
+    op = only_write(run("true. Olive has been sick all week, the vet thinks it's her kidneys", cards=(pet,)))
+    assert op.type == "event" and "kidneys" in op.body and "Olive" in op.entities
+    assert writes(run("Olive has been sick all week")) == []  # unknown name: could be anyone

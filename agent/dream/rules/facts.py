@@ -54,8 +54,21 @@ def rule_pet(s: str, ctx: Context) -> Iterator[Candidate]:
         if m and is_name(m.group(2)):
             species, name = m.group(1).lower(), m.group(2)
             yield cand(ctx, ("pet", name.lower()), "fact", f"The user has {a_noun(species)} named {name}.",
-                        entities=("user", name), value="alive", salience=0.7)
+                       entities=("user", name), value="alive", salience=0.7)
             return
+    yield from _pet_named_later(s, ctx)
+
+
+def _pet_named_later(s: str, ctx: Context) -> Iterator[Candidate]:
+    """"we got a puppy!! a border collie, she's called Mochi": the name comes a sentence later."""
+    named = re.search(rf"\b(?:she's|he's|she is|he is|it's|its name is|her name is|his name is|we named (?:her|him|it)|"
+                      rf"we called (?:her|him|it)) (?:called |named )?({NAME})\b", s, _Q)
+    got = re.search(r"\b(?:I|we) (?:just )?(?:got|adopted|rescued|brought home|picked up) (?:a|an|another|our) ", ctx.msg.content, _Q)
+    kinds = re.findall(rf"\b({SPECIES})\b", ctx.msg.content[got.end():], _Q) if got else []
+    if named and kinds and is_name(named.group(1)) and not named.group(1).endswith("'s"):
+        name, species = named.group(1), kinds[-1].lower()
+        yield cand(ctx, ("pet", name.lower()), "fact", f"The user has {a_noun(species)} named {name}.",
+                   entities=("user", name), value="alive", salience=0.7)
 
 
 def rule_death(s: str, ctx: Context) -> Iterator[Candidate]:
@@ -132,17 +145,19 @@ def rule_injury(s: str, ctx: Context) -> Iterator[Candidate]:
 
 def rule_milestone(s: str, ctx: Context) -> Iterator[Candidate]:
     """Accomplishments and family emergencies: events the user will expect remembered."""
-    done = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won)\b"
+    done = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won|"
+                     r"(?:finished|completed) (?:my |the |a )?(?:\w+ ){0,2}?(?:course|class|degree|diploma|"
+                     r"certificate|thesis|dissertation|apprenticeship|training|program|programme|first draft))\b"
                      r"(?! away)(?!'t)", s, _Q)
-    family = re.search(rf"\bmy ({FAMILY_RELS}|{PARTNER_RELS})\b[^.!?]*?\b(in the hospital|had a stroke|"
-                       rf"had a heart attack|had an accident|was in an accident|has cancer|was diagnosed|"
-                       rf"had surgery|is sick|fell)\b", s, _Q)
+    family = re.search(rf"(?:\bmy |^(?:so |oh |and )?)({FAMILY_RELS}|{PARTNER_RELS})\b[^.!?]*?\b(in the hospital|"
+                       rf"had a stroke|had a heart attack|had an accident|was in an accident|has cancer|was diagnosed|"
+                       rf"had surgery|is sick|fell|broke (?:her|his|their) \w+)\b", s, _Q)
     m = done or family
     if m is None:
         return
     told = ctx.msg.content if family else s
     text = tidy(third_person(told))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
-    key = (m.group(1) + ":" + m.group(2)) if family else m.group(1)
+    key = (m.group(1) + ":" + m.group(2).split()[0]) if family else m.group(1)
     yield cand(ctx, ("event", norm_key(key)), "event", text, value="yes", salience=0.85 if family else 0.75,
                 valid_from=ctx.msg.ts.date(), entities=("user", *names_in(" " + s)))
 
@@ -181,3 +196,19 @@ def rule_sickness(s: str, ctx: Context) -> Iterator[Candidate]:
     if m:
         yield cand(ctx, ("health", norm_key(m.group(1))), "fact", tidy(third_person(m.group(0))), value="yes",
                    salience=0.75)
+
+
+_UNWELL = r"sick|ill|unwell|poorly|at the vet|in hospital|in the hospital|not eating|limping|diagnosed"
+
+
+def rule_known_unwell(s: str, ctx: Context) -> Iterator[Candidate]:
+    """A pet or person the cards already know, now unwell: "Olive has been sick all week"."""
+    for m in re.finditer(rf"\b({NAME}) (?:has been|is|'s|was|got|seems|is still) (?:really |so |very |a bit )?"
+                         rf"({_UNWELL})\b", s):
+        name = m.group(1)
+        if relation_of(name, ctx) is None:
+            continue
+        body = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+        yield cand(ctx, ("event", f"unwell:{name.lower()}"), "event", body, value="yes", salience=0.8,
+                   valid_from=ctx.msg.ts.date(), entities=("user", name))
+        return

@@ -35,7 +35,7 @@ PLAN_WORDS = {
     "therapist", "therapy", "nutritionist", "vet", "checkup", "check-up", "canal", "deadline",
     "due", "presentation", "funeral", "ceremony", "graduation", "exhibit", "exhibition",
     "tickets", "booked", "conference", "race", "marathon", "recital", "audition", "moving",
-    "ashes", "memorial", "reunion", "movers", "move", "holiday", "vacation", "finish", "submit", "renew",
+    "ashes", "memorial", "reunion", "movers", "move", "recheck", "follow-up", "scan", "results", "class", "holiday", "vacation", "finish", "submit", "renew",
     "passport", "visa", "court", "hearing", "semester", "masters", "master's", "degree",
     "scheduled", "promised", "date", "driving", "flying", "fly",
 }

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from agent.dream.dates import find_date
 from agent.dream.rules.base import Candidate, Context, cand, is_name, partner_name
 from agent.dream.rules.lexicon import FAMILY_RELS, HYPOTHETICAL, KIN_ADJECTIVES, NAME, PARTNER_RELS
-from agent.dream.rules.text import names_in
+from agent.dream.rules.text import names_in, norm_key, third_person, tidy
 
 _Q = re.IGNORECASE
 
@@ -79,6 +79,7 @@ def rule_role(s: str, ctx: Context) -> Iterator[Candidate]:
         or re.search(rf"\bI(?:'m| am|'ll be| will be| get to be) (?:the |a |an |his |her |their )?(?:({NAME})'s )?"
                      rf"({_ROLES})\b", s, _Q)
     if m is None:
+        yield from _asked_to_help(s, ctx)
         return
     asker = m.group(1) or ""
     who = asker if is_name(asker) and asker.lower() not in ("he", "she", "they") else \
@@ -116,3 +117,15 @@ def rule_partner_change(s: str, ctx: Context) -> Iterator[Candidate]:
         body = f"The user and {name} broke up (said on {date})." if name else f"The user went through a breakup (said on {date})."
         yield cand(ctx, ("partner", ""), "relationship", body, value=f"broke up:{(name or '').lower()}",
                     entities=("user", name) if name else ("user",), salience=0.9)
+
+
+def _asked_to_help(s: str, ctx: Context) -> Iterator[Candidate]:
+    """A standing commitment someone gave the user: "my neighbour's kid asked me to tutor her"."""
+    m = re.search(r"\b(?:asked|begged|hired|roped) me (?:in )?to (tutor|coach|mentor|babysit|teach|train|host|"
+                  r"officiate|speak at|give a speech at|dog-sit|dogsit|house-sit|housesit|run)\b", s, _Q)
+    if m is None or re.search(r"\b(?:no|not|never)\b[^.!?]*$", s[: m.start()], _Q):
+        return
+    body = tidy(third_person(re.sub(r"^(?:also|and|so|oh),?\s+", "", s.strip(), flags=_Q)))
+    body = body[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+    yield cand(ctx, ("role", norm_key(m.group(1) + " " + s[m.end():][:30])), "fact", body, value="yes",
+               entities=("user", *names_in(" " + s)), salience=0.65)

@@ -22,7 +22,7 @@ _Q = re.IGNORECASE
 
 _RESCHEDULE = re.compile(r"\b(?:moved|pushed|postponed|rescheduled|delayed|bumped|shifted|switched|"
                          r"changed)\b(?: back| up| forward)?(?: to| until| till| for)?\b|\bis now on\b", re.IGNORECASE)
-_CLOSE = re.compile(r"\b(cancel+ed|cancel+ing|(?:going to|gonna|will|'ll|have to|need to) cancel|skip(?:ping)?|called off|bail(?:ed)? on|had to cancel|is off|not going|won't be going|can't go|can't make it|"
+_CLOSE = re.compile(r"\b(cancel+ed|cancel+ing|(?:going to|gonna|will|'ll|have to|need to) cancel|skip(?:ping)?|called off|bail(?:ed)? on|had to cancel|is off|is out(?! of)|not going|won't be going|can't go|can't make it|"
                     r"out of|pulled out of|skipped|done with|finished|passed|did|went to|handed in|"
                     r"submitted|got back from|aced|nailed)\b", re.IGNORECASE)
 _COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.IGNORECASE)
@@ -117,7 +117,11 @@ def _context_names(s: str, ctx: Context) -> list[str]:
     should carry the where/who its sentence leaves implicit."""
     rest = ctx.msg.content.replace(s, " ")
     alone = [w.strip(" !?.") for w in sentences(rest) if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?[!?.]*", w)]
-    return [n for n in [*alone, *names_in(rest)] if is_name(n.split()[0]) and n not in INTERJECTIONS]
+    found = [n for n in [*alone, *names_in(rest)] if is_name(n.split()[0]) and n not in INTERJECTIONS]
+    if found or names_in(" " + s):
+        return found
+    known = {e for card in ctx.active for e in card.entities[1:] if e[:1].isupper()}
+    return [e for e in sorted(known) if re.search(rf"\b{re.escape(e)}\b", ctx.prior_text)][:2]
 
 
 def rule_promise(s: str, ctx: Context) -> Iterator[Candidate]:
@@ -148,7 +152,7 @@ def find_closes(s: str, ctx: Context) -> Iterator[CloseOp]:
         return
     card = best_plan(content_words(s), ctx.active)
     if card is not None:
-        cancelled = re.search(r"cancel|skip|called off|bail|is off|not going|won't|can't|out of|pulled", m.group(1), _Q)
+        cancelled = re.search(r"cancel|skip|is out|called off|bail|is off|not going|won't|can't|out of|pulled", m.group(1), _Q)
         yield CloseOp(id=card.id, reason=("cancelled" if cancelled else "done") + f": {s.strip()[:120]}")
 
 

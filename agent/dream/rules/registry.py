@@ -19,6 +19,7 @@ from agent.dream.rules.facts import (
     rule_health,
     rule_home,
     rule_injury,
+    rule_known_unwell,
     rule_learning,
     rule_milestone,
     rule_name,
@@ -46,10 +47,13 @@ from memfs.cards import Card
 _Q = re.IGNORECASE
 
 FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, rule_birthday,
-              rule_health, rule_sickness, rule_injury, rule_family, rule_ages, rule_role, rule_partner_change,
+              rule_health, rule_sickness, rule_known_unwell, rule_injury, rule_family, rule_ages, rule_role, rule_partner_change,
               rule_preference, rule_indirect_taste, rule_loved_place, rule_favorite, rule_boundary, rule_hobby,
               rule_fear, rule_milestone, rule_habit_change, rule_switch, rule_learning, rule_commute, rule_goal)
 QUESTION_SAFE = (rule_boundary,)
+POLITE = re.compile(r"\bI'?d (?:appreciate|prefer|rather|like it if)|\bI would (?:appreciate|prefer|rather)|"
+                    r"\bwould you (?:mind|please)", re.IGNORECASE)
+"""A polite request ("I'd appreciate it if you didn't...") is not a hypothetical: boundaries still count."""
 DATE_OWNERS = ("birthday", "job", "death", "injury", "goal", "plan")
 """Slots whose rule already used the sentence's date: no separate plan from the same sentence."""
 
@@ -60,7 +64,7 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
     People named by this sentence's facts count as "recent" before the plan rule reads "we".
     """
     if HYPOTHETICAL.search(s) and not re.search(r"\bremind me\b", s, _Q):
-        return []
+        return [c for rule in QUESTION_SAFE for c in rule(s, ctx)] if POLITE.search(s) else []
     question = s.rstrip().endswith("?")
     out = _unshadowed([c for rule in (QUESTION_SAFE if question else FACT_RULES) for c in rule(s, ctx)])
     ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])

@@ -58,18 +58,19 @@ def rule_favorite(s: str, ctx: Context) -> Iterator[Candidate]:
 def rule_boundary(s: str, ctx: Context) -> Iterator[Candidate]:
     """What the user does not want: a name, a style ("emojis"), or a topic."""
     yield from _boundary_name(s, ctx)
-    m = re.search(r"\b(?:don't|do not|never|stop|please no) (?:use|using|send|sending) (?:any )?([a-z -]+?)"
-                  r"(?: with me| to me)?(?=[,.!?;]|$| they| it| because)", s, _Q) \
-        or re.search(r"\bnot want the assistant to use ([a-z -]+?)(?=[,.!?;]|$)", s, _Q)
-    if m and m.group(1).split()[0].lower() not in {"it", "that", "this", "the", "my"}:
-        thing = m.group(1).strip()
+    m = re.search(r"\b(?:don't|do not|never|stop|please no) (use|using|send|sending|suggest|suggesting|recommend|"
+                  r"recommending) (?:any )?([a-z -]+?)(?: with me| to me)?(?=[,.!?;]|$| they| it| because| btw)", s, _Q) \
+        or re.search(r"\bnot want the assistant to (use|suggest|recommend) ([a-z -]+?)(?=[,.!?;]|$)", s, _Q)
+    if m and m.group(2).split()[0].lower() not in {"it", "that", "this", "the", "my"}:
+        thing, verb = m.group(2).strip(), re.sub(r"(?:ing|e?s)$", "", m.group(1).lower())
+        verb = {"us": "use", "suggest": "suggest", "recommend": "recommend", "send": "send"}.get(verb, verb)
         yield cand(ctx, ("boundary", norm_key(thing)), "boundary",
-                   f"The user does not want the assistant to use {thing}.", value="no", salience=0.85)
+                   f"The user does not want the assistant to {verb} {thing}.", value="no", salience=0.85)
     yield from _boundary_topic(s, ctx)
 
 
 def _boundary_name(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\b(?:stop|don't|do not|never|quit) (?:call|calling) me ['\"]?([a-z]+)|"
+    m = re.search(r"\b(?:stop|don't|do not|never|quit|didn't|did not|wouldn't|would not) (?:call|calling) me ['\"]?([a-z]+)|"
                   r"\bnot want to be called ['\"]?([a-z]+)|"
                   r"\b(?:hate|can't stand|dislike|don't like|do not like|hate it) when (?:people|you|someone|anyone|"
                   r"others|everyone|folks) (?:call|calls) me ['\"]?([a-z]+)", s, _Q)
@@ -193,7 +194,11 @@ _LIKE_INDIRECT = (
     r"escape|comfort|sanity))\b",
     r"\b(?:nothing beats|can't get enough of|I live for) (?P<obj>[a-z][\w' -]{2,30}?)" + END,
 )
+_PERSON_TYPE = re.compile(r"\bI(?:'m| am) (not )?(?:really )?(?:a |an )?(?:big |huge |real )?([a-z]+) (?:person|lover|fiend)\b",
+                          re.IGNORECASE)
 _DISLIKE_INDIRECT = (
+    r"\bI(?:'m| am) (?:so |totally |officially |kind of |pretty much )?(?:done with|sick of|tired of|fed up with) "
+    r"(?P<d>[a-z][\w' -]{2,30}?)" + END,
     r"\b(?:me and (?P<a>[\w' -]{2,30}?)|(?P<b>[a-z][\w' -]{2,30}?) and (?:me|I)) (?:are not|aren't|are no|"
     r"don't|do not) (?:friends|get along|mix|go together)\b",
     r"^(?:honestly |tbh |and |also |but |ugh,? )?(?P<c>[a-z][\w' -]{2,30}?) (?:is|are) (?:pure |literally |just |so )?"
@@ -205,7 +210,12 @@ _NOT_TASTES = re.compile(r"^(?:my|his|her|their|our|the|this|that|it|work|today|
 
 def rule_indirect_taste(s: str, ctx: Context) -> Iterator[Candidate]:
     """Likes and dislikes said sideways: "baking is the only thing that switches my brain off",
-    "me and karaoke are not friends", "mushrooms are evil"."""
+    "me and karaoke are not friends", "mushrooms are evil", "I'm not a coffee person"."""
+    kind = _PERSON_TYPE.search(s)
+    if kind and kind.group(2).lower() not in ("people", "morning", "night", "good", "bad", "different", "new"):
+        yield cand(ctx, ("pref", norm_key(kind.group(2))), "preference", tidy(third_person(s[kind.start():])),
+                   value="dislike" if kind.group(1) else "like", salience=0.5)
+        return
     for patterns, polarity, verb in ((_LIKE_INDIRECT, "like", "loves"), (_DISLIKE_INDIRECT, "dislike", "dislikes")):
         for pattern in patterns:
             m = re.search(pattern, s, _Q)

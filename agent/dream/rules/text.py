@@ -56,7 +56,8 @@ def first_person(body: str) -> str:
 
 def tidy(text: str) -> str:
     """Strip chat filler from a clause and make it a sentence."""
-    text = re.sub(r"^(?:(?:so|also|oh|and|ugh|btw|yeah|well|anyway|ok|okay|big news|sadly),?\s+)+",
+    text = re.sub(r"^(?:(?:so|also|oh|and|but|ugh|btw|yeah|well|anyway|ok|okay|big news|sadly|obviously|actually yes|"
+                  r"actually|honestly|bad news|good news|on a brighter note|anyway),?\s+)+",
                   "", text.strip(), flags=re.IGNORECASE)
     text = FILLER_TAIL.sub("", text.rstrip(" .!?,")).rstrip(" .!?,")
     text = re.sub(r"\s+", " ", text)
@@ -75,7 +76,7 @@ def names_in(text: str) -> list[str]:
     for match in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2})", text):
         word = match.group(1)
         head = word.split()[0]
-        if head in NOT_NAMES or head.lower() in WEEKDAYS or head.lower() in MONTHS:
+        if head in NOT_NAMES or head.lower().removesuffix("s") in WEEKDAYS or head.lower() in MONTHS:
             continue
         found.append(word)
     return found
