@@ -145,6 +145,8 @@ class PairIndex:
         """Ordinal day of a plan's ``expires`` (inf when none): eligibility is vectorised."""
         self.bm25 = BM25()
         self.head: str | None = None
+        self.state_head: str | None = None
+        """The commit ``state.json`` on disk describes (so a fresh process does not rewrite it)."""
         self.cursors: dict[str, _Cursor] = {}
         self.dead = 0
 
@@ -387,9 +389,10 @@ def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan
         plan.embedded = index.last_embedded
         index.apply(add, remove, vectors)
     index.head = head
-    if head_moved:
+    if head_moved and index.state_head != head:
         with pair_lock(index.root):
             write_state(index.folder, head, index.live_items())
+        index.state_head = head
     return plan
 
 
@@ -399,7 +402,10 @@ def _memory_items_if_changed(index: PairIndex, head: str | None) -> list[Item] |
         state = read_state(index.folder)
         if state is not None:
             saved = [item_from_dict(d) for d in state["items"]]
-            if state.get("head") == head or _untouched(index.root, state.get("head"), head):
+            if state.get("head") == head:
+                index.state_head = head
+                return saved
+            if _untouched(index.root, state.get("head"), head):
                 return saved
         return card_and_summary_items(index.root, head)
     if _untouched(index.root, index.head, head):
