@@ -101,6 +101,8 @@ class IsolationReport:
     pipeline: dict[str, int]
     timings: Timings
     per_pair: dict[str, tuple[int, int]] = field(default_factory=dict)
+    own_in_context: int = 0
+    """Probes whose own value reached the context itself (not only the wide search)."""
 
     @property
     def own_recall(self) -> float:
@@ -113,6 +115,7 @@ class IsolationReport:
     def to_dict(self) -> dict[str, Any]:
         return {"eval": "isolation", "pairs": len(self.pairs), "probes": self.probes,
                 "leaks": len(self.leaks), "own_recall": round(self.own_recall, 4),
+                "own_in_context": self.own_in_context,
                 "thresholds": {"leaks": 0, "min_own_recall": MIN_OWN_RECALL},
                 "passed": self.passed, "pipeline": self.pipeline,
                 "timings": self.timings.to_dict(), "machine": machine(),
@@ -132,7 +135,8 @@ class IsolationReport:
         table.caption = "\n".join([
             f"{self.probes} probes (context + search of {p['search_k']} incl. stale), "
             f"{len(self.leaks)} leaks (must be 0), own recall {self.own_recall:.0%} (needs >= "
-            f"{MIN_OWN_RECALL:.0%}): {verdict(self.passed)}",
+            f"{MIN_OWN_RECALL:.0%}; in the context itself {self.own_in_context}/{self.probes}): "
+            f"{verdict(self.passed)}",
             f"pipeline: {p['cards']} cards, {p['messages']} messages, {p['compactions']} "
             f"compactions, {p['dreams']} dreams", f"time: {self.timings.line()}"])
         return table
@@ -152,9 +156,9 @@ def run_isolation(n_pairs: int = 12, *, home: Path | None = None,
                   embedder: Embedder | None = None, config: Config | None = None,
                   search_k: int = 10) -> IsolationReport:
     """Build every pair under one home, then probe each pair for its own facts."""
+    facts = make_pairs(n_pairs)
     timings = Timings()
     model = load_embedder(embedder, timings)
-    facts = make_pairs(n_pairs)
     config = (config or Config()).with_(window_budget=120)
     with eval_home(home) as folder:
         store = MemoryStore(folder, embedder=model, config=config)
@@ -217,6 +221,7 @@ def _probe_pair(report: IsolationReport, pair: MemoryPair, facts: PairFacts,
         seen = {"context": context_text(ctx, question),
                 **{f"search {h.kind} {h.id}": f"{h.path}\n{h.text}" for h in hits}}
         found += any(mentions(text, own) for text in seen.values())
+        report.own_in_context += mentions(seen["context"], own)
         report.leaks += [Leak(facts.name, question, marker, owner, where)
                          for where, text in seen.items() for owner, marker in others
                          if mentions(text, marker)]

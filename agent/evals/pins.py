@@ -98,10 +98,10 @@ def run_pins(n_messages: int = 1000, *, seed: int = 7, stride: int = 20,
              home: Path | None = None, embedder: Embedder | None = None,
              config: Config | None = None, tamper: Tamper | None = None) -> PinsReport:
     """Pin after the first message, replay ``n_messages`` more, check every context."""
+    scenario = planted_scenario(seed, n_messages + 2)
     timings = Timings()
     model = load_embedder(embedder, timings)
     config = (config or Config()).with_(window_budget=WINDOW_BUDGET)
-    scenario = planted_scenario(seed, n_messages + 2)
     with eval_home(home) as folder:
         pair = MemoryStore(folder, embedder=model, config=config).pair(USER, CHARACTER)
         with timings.phase("replay with checks"):

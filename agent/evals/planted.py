@@ -24,10 +24,23 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from agent.evals.planted_data import (PLANTED, PlantedScenario, Probe, ProbeScore,
-                                      generate_planted, judge_probe)
-from agent.evals.report import (Timings, context_text, eval_home, load_embedder, machine,
-                                sources, verdict)
+from agent.evals.planted_data import (
+    PLANTED,
+    PlantedScenario,
+    Probe,
+    ProbeScore,
+    generate_planted,
+    judge_probe,
+)
+from agent.evals.report import (
+    Timings,
+    context_text,
+    eval_home,
+    load_embedder,
+    machine,
+    sources,
+    verdict,
+)
 from memfs.config import Config
 from memfs.errors import BadInputError
 from memfs.store import MemoryPair, MemoryStore

@@ -189,12 +189,14 @@ class RecallReport:
 
 
 def run_recall_eval(path: Path, limit: int | None = None, *,
-                    embedder: Embedder | None = None) -> RecallReport:
-    """Run the LongMemEval recall eval (bm25, dense, hybrid) and judge it."""
-    from agent.evals.longmemeval import run_longmemeval
+                    embedder: Embedder | None = None,
+                    cache_dir: Path | None = None) -> RecallReport:
+    """Run the LongMemEval recall eval (bm25, dense, hybrid) and judge it. ``cache_dir``:
+    where turn vectors are cached by content hash (default: the bench's cache)."""
+    from agent.evals.longmemeval import CACHE_DIR, run_longmemeval
 
     timings = Timings()
     model = load_embedder(embedder, timings)
     with timings.phase("recall"):
-        data = run_longmemeval(path, limit, embedder=model)
+        data = run_longmemeval(path, limit, embedder=model, cache_dir=cache_dir or CACHE_DIR)
     return RecallReport(data, str(path), limit, timings)

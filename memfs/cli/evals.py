@@ -134,9 +134,12 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
 @eval_group.command("longmemeval")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--limit", type=int, help="Only the first N questions (every type kept).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Vector cache (default ~/.cache/memfs-bench).")
 @click.option("--json", "as_json", is_flag=True)
 @pass_state
-def longmemeval(state: State, path: Path, limit: int | None, as_json: bool) -> None:
+def longmemeval(state: State, path: Path, limit: int | None, cache_dir: Path | None,
+                as_json: bool) -> None:
     """Retrieval recall on a LongMemEval slice (a .json.gz file)."""
     from agent.evals.report import run_recall_eval
 
@@ -144,4 +147,5 @@ def longmemeval(state: State, path: Path, limit: int | None, as_json: bool) -> N
         raise BadInputError(f"{path}: no such file")
     if limit is not None and limit < 1:
         raise BadInputError(f"--limit: must be at least 1, got {limit}")
-    finish(run_recall_eval(path, limit, embedder=eval_embedder(state)), as_json)
+    finish(run_recall_eval(path, limit, embedder=eval_embedder(state), cache_dir=cache_dir),
+           as_json)
