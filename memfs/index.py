@@ -45,7 +45,7 @@ KIND_CODES = {"card": 0, "summary": 1, "message": 2}
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """One searchable record. ``text`` is what a hit shows; ``index_text`` what is embedded."""
 
