@@ -453,3 +453,19 @@ def test_a_known_pet_falling_ill_is_an_event() -> None:
     op = only_write(run("true. Olive has been sick all week, the vet thinks it's her kidneys", cards=(pet,)))
     assert op.type == "event" and "kidneys" in op.body and "Olive" in op.entities
     assert writes(run("Olive has been sick all week")) == []  # unknown name: could be anyone
+
+
+def test_cards_that_call_the_user_by_name_are_still_recognised() -> None:
+    cards = (card("c-job001", "Alex works as a graphic designer at Brightside Studio."),
+             card("c-tea001", "Alex drinks Earl Grey tea with no sugar.", "preference"),
+             card("c-sis001", "Maya is Alex's sister.", "relationship", entities=("user", "Maya")))
+    ex = run("Excited and terrified. I'm leaving Brightside. I start at Northwind on the 11th of January.",
+             cards=cards)
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert sup.old_id == "c-job001" and "Northwind" in sup.body and sup.valid_from == dt.date(2027, 1, 11)
+    assert "Previously: Alex works as a graphic designer" in sup.body
+
+
+def test_the_nth_of_a_named_month_is_that_month() -> None:
+    hit = find_date("I start on the 11th of January", WED.date())
+    assert hit is not None and hit.start == dt.date(2027, 1, 11)

@@ -25,7 +25,7 @@ turns candidates into ops against the existing cards. ``find_date``, ``third_per
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from agent.dream.dates import find_date
 from agent.dream.ops import (
@@ -39,14 +39,16 @@ from agent.dream.ops import (
     WriteOp,
     op_targets,
 )
-from agent.dream.rules.base import Candidate
-from agent.dream.rules.registry import card_slots
+from agent.dream.rules.base import Candidate, SlotValue
+from agent.dream.rules.registry import card_slots, slots_reader
 from agent.dream.rules.text import content_words, norm_key, third_person
 from agent.dream.summary import rewrite_summary
 from agent.dream.window import dedupe, walk
 from memfs.cards import Card
 
 __all__ = ["card_slots", "extract_offline", "find_date", "rewrite_summary", "third_person"]
+
+Slots = Callable[[Card], list[SlotValue]]
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -60,7 +62,7 @@ def _plan_dup(c: Candidate, card: Card) -> bool:
 
 def _draft(c: Candidate, old: Card | None = None) -> dict[str, object]:
     body = c.body
-    if old is not None and (c.ends or c.value == "died") and "Previously:" not in body:
+    if old is not None and (c.ends or c.value == "died" or c.slot == ("job", "")) and "Previously:" not in body:
         body = f"{body} Previously: {old.body}"
     entities = ("user", *c.entities[1:], *(old.entities[1:] if old is not None and c.ends else ()))
     return {"type": c.type, "body": body, "entities": tuple(dict.fromkeys(entities)),
@@ -68,13 +70,13 @@ def _draft(c: Candidate, old: Card | None = None) -> dict[str, object]:
             "turns": tuple(sorted(c.turns)), "session": c.msg.session}
 
 
-def _resolve_one(c: Candidate, active: Sequence[Card], used: set[str]) -> Op | None:
+def _resolve_one(c: Candidate, active: Sequence[Card], used: set[str], slots: Slots) -> Op | None:
     by_id = {card.id: card for card in active}
     if c.target is not None:
         return None if c.target in used else SupersedeOp(old_id=c.target, **_draft(c, by_id[c.target]))  # type: ignore[arg-type]
     if c.slot[0] == "plan":
         return None if any(_plan_dup(c, card) for card in active) else WriteOp(**_draft(c))  # type: ignore[arg-type]
-    holders = [(card, value) for card in active for slot, value in card_slots(card) if slot == c.slot]
+    holders = [(card, value) for card in active for slot, value in slots(card) if slot == c.slot]
     if any(_same_value(value, c.value) for _, value in holders):
         return None
     old = next((card for card, _ in holders if card.id not in used), None)
@@ -83,13 +85,13 @@ def _resolve_one(c: Candidate, active: Sequence[Card], used: set[str]) -> Op | N
     return WriteOp(**_draft(c))  # type: ignore[arg-type]
 
 
-def _merges(active: Sequence[Card], used: set[str]) -> Iterator[MergeOp]:
+def _merges(active: Sequence[Card], used: set[str], slots: Slots) -> Iterator[MergeOp]:
     """Two active cards asserting the same slot and value become one."""
     groups: dict[tuple[tuple[str, str], str], list[Card]] = {}
     for card in active:
-        slots = card_slots(card)
-        if card.id not in used and card.type != "plan" and slots:
-            groups.setdefault((slots[0][0], norm_key(slots[0][1])), []).append(card)
+        found = slots(card)
+        if card.id not in used and card.type != "plan" and found:
+            groups.setdefault((found[0][0], norm_key(found[0][1])), []).append(card)
     for same in groups.values():
         if len(same) < 2:
             continue
@@ -108,16 +110,17 @@ def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summar
     """
     today = now.date()
     active = [c for c in cards if c.status == "active"]
-    cands, closes = walk(window, active)
+    slots = slots_reader(active)
+    cands, closes = walk(window, active, slots)
     ops: list[Op] = []
     used: set[str] = set()
     pending: list[CloseOp | Candidate] = [*closes, *dedupe(cands)]
     for candidate in pending:
-        op = candidate if isinstance(candidate, CloseOp) else _resolve_one(candidate, active, used)
+        op = candidate if isinstance(candidate, CloseOp) else _resolve_one(candidate, active, used, slots)
         if op is not None and not set(op_targets(op)) & used:
             ops.append(op)
             used |= set(op_targets(op))
-    for merge in _merges(active, used):
+    for merge in _merges(active, used, slots):
         ops.append(merge)
         used |= set(merge.ids)
     ops += [ExpireOp(id=c.id) for c in active if c.id not in used and c.expires and c.expires < today]

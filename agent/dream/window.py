@@ -8,10 +8,10 @@ contribute its own dated promises. ``dedupe`` leaves one candidate per thing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agent.dream.ops import CloseOp, MessageLike
-from agent.dream.rules.base import Candidate, Context, partner_name
+from agent.dream.rules.base import Candidate, Context, SlotValue, partner_name
 from agent.dream.rules.lexicon import EMOTIONS, HYPOTHETICAL
 from agent.dream.rules.plans import find_closes, rule_promise
 from agent.dream.rules.registry import card_slots, sentence_candidates
@@ -19,19 +19,21 @@ from agent.dream.rules.text import names_in, sentences, third_person, tidy
 from memfs.cards import Card
 
 
-def walk(window: Sequence[MessageLike], active: Sequence[Card]) -> tuple[list[Candidate], list[CloseOp]]:
+def walk(window: Sequence[MessageLike], active: Sequence[Card],
+         slots: Callable[[Card], list[SlotValue]] = card_slots) -> tuple[list[Candidate], list[CloseOp]]:
+    """Candidates and closes from every message of ``window``; ``slots`` reads existing cards."""
     cands: list[Candidate] = []
     closes: list[CloseOp] = []
-    partner = partner_name(active, card_slots)
+    partner = partner_name(active, slots)
     people: list[str] = [partner] if partner else []
     prev: list[tuple[MessageLike, list[Candidate]]] = []
     for msg in window:
         if msg.role != "user":
-            ctx = Context(msg, active, people, slots=card_slots)
+            ctx = Context(msg, active, people, slots=slots)
             cands += [c for s in sentences(msg.content) for c in rule_promise(s, ctx)]
             continue
         ctx = Context(msg, active, people, prior_text=" ".join(m.content for m, _ in prev[-2:]),
-                      slots=card_slots)
+                      slots=slots)
         found: list[Candidate] = []
         for s in sentences(msg.content):
             got = sentence_candidates(s, ctx)

@@ -67,7 +67,8 @@ NAMES = NAME + r"(?: (?-i:(?:&|[A-Z][a-zA-Z'-]+)))*"
 NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No", "Yeah", "Hey",
              "Hi", "Ugh", "Also", "And", "But", "So", "The", "A", "An", "My", "We", "It", "Thanks",
              "Sure", "Guess", "Maybe", "Actually", "Anyway", "Big", "Nah", "Lol", "Omg", "Well",
-             "Sadly", "Random", "Just"}
+             "Sadly", "Random", "Just", "She", "He", "They", "You", "Her", "His", "Their", "Our", "Your",
+             "This", "That", "There", "Then", "What", "When", "Why", "How", "Who", "Where", "Not"}
 INTERJECTIONS = {"Wow", "Yay", "Congrats", "Congratulations", "Omg", "Lol", "Haha", "Great", "Cool", "Nice",
                  "Ugh", "Damn", "Honestly", "Seriously", "Exactly", "Morning", "Evening", "Night", "Thanks",
                  "Sorry", "Please", "Same", "True", "Never", "Nope", "Yep", "Totally", "Anyway", "Finally"}

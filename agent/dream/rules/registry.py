@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from agent.dream.rules.base import Candidate, Context, SlotValue
 from agent.dream.rules.facts import (
@@ -26,7 +29,7 @@ from agent.dream.rules.facts import (
     rule_pet,
     rule_sickness,
 )
-from agent.dream.rules.lexicon import HYPOTHETICAL
+from agent.dream.rules.lexicon import HYPOTHETICAL, NOT_NAMES
 from agent.dream.rules.people import rule_ages, rule_family, rule_partner_change, rule_role
 from agent.dream.rules.plans import rule_goal, rule_plan
 from agent.dream.rules.tastes import (
@@ -91,16 +94,33 @@ class _CardMessage:
     ts: dt.datetime
 
 
-_SLOT_CACHE: dict[tuple[str, str], list[SlotValue]] = {}
+_SLOT_CACHE: dict[tuple[str, str, str | None], list[SlotValue]] = {}
 
 
-def card_slots(card: Card) -> list[SlotValue]:
+def card_slots(card: Card, user_name: str | None = None) -> list[SlotValue]:
     """``(slot, value)`` pairs a card's body asserts, found by reading it back in the first
     person through the same rules that read the user's messages."""
-    key = (card.id, card.body)
+    key = (card.id, card.body, user_name)
     if key not in _SLOT_CACHE:
         ctx = Context(msg=_CardMessage("card", 0, "user", card.body, card.created), active=(),
                       recent_people=[])
-        found = [c for s in sentences(first_person(card.body)) for rule in FACT_RULES for c in rule(s, ctx)]
+        found = [c for s in sentences(first_person(card.body, user_name)) for rule in FACT_RULES
+                 for c in rule(s, ctx)]
         _SLOT_CACHE[key] = [(c.slot, c.value) for c in found]
     return _SLOT_CACHE[key]
+
+
+def user_name_of(active: Sequence[Card]) -> str | None:
+    """The name hand-written cards call the user by ("Alex works at ..."), if they agree on one:
+    the commonest capitalised first word of the bodies that is never a card's entity."""
+    entities = {e for card in active for e in card.entities[1:]}
+    firsts = Counter(m.group(1) for card in active if (m := re.match(r"([A-Z][a-z]+)(?:'s)? ", card.body)))
+    for name, count in firsts.most_common(1):
+        if count >= 2 and count * 3 >= len(active) and name not in entities and name not in NOT_NAMES:
+            return name
+    return None
+
+
+def slots_reader(active: Sequence[Card]) -> Callable[[Card], list[SlotValue]]:
+    """``card_slots`` bound to the user's name as these cards spell it."""
+    return partial(card_slots, user_name=user_name_of(active))

@@ -43,8 +43,15 @@ def third_person(text: str) -> str:
     return text
 
 
-def first_person(body: str) -> str:
-    """Read a card body back in the first person, so the sentence rules can classify it."""
+def first_person(body: str, user_name: str | None = None) -> str:
+    """Read a card body back in the first person, so the sentence rules can classify it.
+
+    Cards written by hand or by a model often name the user ("Alex works at ..."): with
+    ``user_name`` those read as "I" too.
+    """
+    if user_name:
+        body = re.sub(rf"\b{re.escape(user_name)}'s\b", "the user's", body)
+        body = re.sub(rf"\b{re.escape(user_name)}\b", "the user", body)
     rules = [(r"\bthe user's\b", "my"), (r"\btheir\b", "my"), (r"\bthe user is\b", "I am"),
              (r"\bthe user has\b", "I have"), (r"\bthe user was\b", "I was"),
              (r"\bthe user does\b", "I do"), (r"\bthe user (\w+?)s\b", r"I \1"),
