@@ -33,7 +33,7 @@ from memfs import history
 from memfs.cards import Card
 from memfs.cardstore import load_cards
 from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore, content_key
-from memfs.errors import GitError
+from memfs.errors import BadInputError, GitError
 from memfs.gitio import run_git
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, names, tokenize
@@ -125,6 +125,7 @@ def message_item(msg: history.Message) -> Item:
 class _Cursor:
     size: int = 0
     offset: int = 0
+    lines: int = 0
 
 
 class PairIndex:
@@ -306,24 +307,29 @@ def history_sizes(root: Path) -> dict[str, int]:
             if e.name.endswith(".jsonl") and e.is_file()}
 
 
-def read_new_messages(root: Path, session: str, offset: int) -> tuple[list[history.Message], int]:
-    """Complete lines appended to a session file since byte ``offset``."""
+def read_new_messages(root: Path, session: str, offset: int,
+                      first_turn: int = 0) -> tuple[list[history.Message], int]:
+    """Complete lines appended to a session file since byte ``offset``.
+
+    A line without ``turn`` (written by hand) gets its position, as ``history`` reads it.
+    """
     path = root / "history" / f"{session}.jsonl"
     with path.open("rb") as handle:
         handle.seek(offset)
         data = handle.read()
     end = data.rfind(b"\n") + 1
-    messages = []
+    messages: list[history.Message] = []
     for line in data[:end].splitlines():
         if not line.strip():
             continue
         try:
             record = json.loads(line)
             messages.append(history.Message(
-                session=str(record.get("session", session)), turn=int(record["turn"]),
+                session=session,  # the file's: ids and paths must point at this file
+                turn=int(record.get("turn", first_turn + len(messages))),
                 role=str(record["role"]), content=str(record["content"]),
                 ts=history.parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, BadInputError):
             continue  # `memfs check` reports malformed history; search just skips the line
     return messages, offset + end
 
@@ -455,8 +461,9 @@ def _new_history(index: PairIndex, plan: ReconcilePlan, add: list[Item],
             _drop_session(index, session, plan, remove)  # rewritten by hand: read it again
             cursor = None
         cursor = cursor or _Cursor()
-        messages, cursor.offset = read_new_messages(index.root, session, cursor.offset)
-        cursor.size = size
+        messages, cursor.offset = read_new_messages(index.root, session, cursor.offset,
+                                                    cursor.lines)
+        cursor.size, cursor.lines = size, cursor.lines + len(messages)
         index.cursors[session] = cursor
         for msg in messages:
             item = message_item(msg)

@@ -243,3 +243,15 @@ def test_many_small_appends_are_folded_into_few_segments(tmp_path: Path) -> None
         store.merge_small(max_segments=8)
     assert store.segment_count() <= 9
     assert np.allclose(VectorStore(tmp_path / "v", 4).get(keys), vecs)
+
+
+def test_hand_written_history_lines_are_indexed_by_position(fpair: MemoryPair,
+                                                            fake_embedder: FakeEmbedder) -> None:
+    reconcile(fpair.root, fake_embedder)
+    path = fpair.root / "history" / "s-20261107-01.jsonl"
+    path.write_text('{"role": "user", "content": "first"}\n'
+                    '{"role": "user", "content": "bad ts", "ts": "yesterday"}\n'
+                    '{"role": "user", "content": "kayak weekend"}\n')
+    plan = reconcile(fpair.root, fake_embedder)
+    assert sorted(plan.added) == [("message", "s-20261107-01:0"), ("message", "s-20261107-01:1")]
+    assert fpair.search("kayak weekend", k=1)[0].id == "s-20261107-01:1"
