@@ -204,3 +204,24 @@ def test_bad_input_is_one_line_and_exit_2(run_cli: Any) -> None:
         result = run_cli(*args)
         assert result.code == 2, args
         assert result.err.startswith("memfs: error:") and result.err.count("\n") == 1, result.err
+
+
+def test_planted_asks_a_configured_model_on_the_graded_context(real_embedder: Embedder,
+                                                              tmp_path: Path) -> None:
+    """With a provider, the model gets exactly the graded context and its answer is scored."""
+    from agent.evals.planted import probe_row
+    from agent.evals.planted_data import generate_planted
+    from memfs.store import MemoryStore
+    from tests.conftest import FakeLLM
+
+    scenario = generate_planted(7)
+    probe = next(p for p in scenario.probes if p.id == "allergy")
+    pair = MemoryStore(tmp_path / "h", embedder=real_embedder).pair("u", "c")
+    pair.pin("Allergic to peanuts.")
+    model = FakeLLM().enqueue("Popcorn! Nothing with peanuts, of course.")
+    row = probe_row(pair, scenario, probe, model)
+    assert row.score.outcome == "recalled" and row.sources == ["pins"]
+    assert row.answer_score is not None and row.answer_score.outcome == "recalled"
+    call = model.calls[0]
+    assert any("Allergic to peanuts." in block for block in call["system"])
+    assert call["messages"][-1] == {"role": "user", "content": probe.question}

@@ -32,6 +32,8 @@ USER, CHARACTER = "pins-user", "companion"
 CHECKPOINTS = (50, 200, 1000)
 WINDOW_BUDGET = 600
 """Tokens: small enough that about every 40 messages leave the window in a compaction."""
+MIN_SCENARIO = 52
+"""The smallest planted scenario (one exchange per session); a shorter run stops early."""
 Tamper = Callable[[MemoryPair, int], None]
 """``tamper(pair, after)``: called after each message; tests use it to break the pipeline."""
 
@@ -86,7 +88,7 @@ class PinsReport:
         p = self.pipeline
         table.caption = "\n".join([
             f"{len(self.checks) - len(self.misses)}/{len(self.checks)} contexts carried the pin "
-            f"(checkpoints, after each of {p['dreams']} dreams, every {p['stride']} messages): "
+            f"(checkpoints, every {p['stride']} messages, the first turn after each dream): "
             f"{verdict(self.passed)}",
             f"pipeline: window budget {p['window_budget']} tokens, {p['compactions']} "
             f"compactions, {p['dreams']} dreams, {p['cards']} cards written",
@@ -98,7 +100,7 @@ def run_pins(n_messages: int = 1000, *, seed: int = 7, stride: int = 20,
              home: Path | None = None, embedder: Embedder | None = None,
              config: Config | None = None, tamper: Tamper | None = None) -> PinsReport:
     """Pin after the first message, replay ``n_messages`` more, check every context."""
-    scenario = planted_scenario(seed, n_messages + 2)
+    scenario = planted_scenario(seed, max(n_messages + 2, MIN_SCENARIO))
     timings = Timings()
     model = load_embedder(embedder, timings)
     config = (config or Config()).with_(window_budget=WINDOW_BUDGET)
