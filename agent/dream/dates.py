@@ -57,22 +57,28 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
     A bare weekday or day-of-month ("on Monday", "the 3rd") points forward unless the sentence
     is told in the past tense ("Waffles died on Monday"): then it is the most recent such day.
     """
-    best: tuple[int, str, DateHit] | None = None
+    found: list[tuple[int, str, DateHit]] = []
     for kind, pattern in DATE_PATTERNS:
         for match in pattern.finditer(text):
             hit = _resolve(kind, match, today)
-            if hit is not None and (best is None or match.start() < best[0]):
-                best = (match.start(), kind, hit)
             if hit is not None:
+                found.append((match.start(), kind, hit))
                 break
-    if best is None:
+    if not found:
         return None
-    start, kind, hit = best
+    start, kind, hit = min(found, key=lambda f: f[0])
+    if kind == "weekday":
+        # "Thursday 15 October": the calendar date right after the weekday is the date.
+        end = start + len(hit.phrase) + 3
+        exact = [f for f in found if f[1] in _EXACT and start <= f[0] <= end]
+        if exact:
+            start, kind, hit = exact[0]
     if kind in _AMBIGUOUS and not hit.past and looks_past(text, start) and not _named_next(hit):
         return _backward(kind, hit, today)
     return hit
 
 
+_EXACT = ("iso", "month_day", "day_month")
 _AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month")
 _FUTURE = re.compile(r"\b(?:will|won't|'ll|going to|gonna|is on|are on|'s on|coming up|planning|plan to|"
                      r"want to|need to|have to|hope to|can't wait|(?:am|'m|is|'s|are|'re) \w+ing)\b"
