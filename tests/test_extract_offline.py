@@ -469,3 +469,110 @@ def test_cards_that_call_the_user_by_name_are_still_recognised() -> None:
 def test_the_nth_of_a_named_month_is_that_month() -> None:
     hit = find_date("I start on the 11th of January", WED.date())
     assert hit is not None and hit.start == dt.date(2027, 1, 11)
+
+
+# -- the blind5 families: workplaces, residence, "X is my favourite Y", moves, reschedules ---------
+
+
+@pytest.mark.parametrize("line,words", [
+    ("I work at a pharmacy, mostly the morning shift", ["works at a pharmacy"]),
+    ("I'm a cook at the pub on Station Road", ["cook", "pub on Station Road"]),
+    ("these days I'm a receptionist at the leisure centre", ["receptionist", "leisure centre"]),
+    ("I work in a warehouse so my back hates me", ["warehouse"]),
+])
+def test_a_job_at_a_place_named_by_what_it_is(line: str, words: list[str]) -> None:
+    op = only_write(run(line))
+    assert op.type == "fact" and all(w in op.body for w in words), op.body
+
+
+def test_a_new_role_supersedes_the_job_at_a_place() -> None:
+    old = card("c-job001", "The user works at a pharmacy.")
+    ex = run("news: I'm a paramedic now, first shift went fine", cards=(old,))
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert sup.old_id == "c-job001" and "paramedic" in sup.body
+
+
+@pytest.mark.parametrize("line,words", [
+    ("ten years living in Dundee and the wind still gets me", ["lives in Dundee"]),
+    ("I've been living in Galway since uni", ["lives in Galway"]),
+    ("we live just outside Bath, in a village", ["lives just outside Bath"]),
+    ("we moved into a house in Cork in the summer", ["lives in Cork"]),
+])
+def test_where_the_user_lives_said_sideways(line: str, words: list[str]) -> None:
+    op = only_write(run(line))
+    assert op.type == "fact" and all(w in op.body for w in words), op.body
+
+
+def test_we_moved_supersedes_the_home_card() -> None:
+    old = card("c-home01", "The user lives just outside Bath.")
+    ex = run("we've officially moved to Swansea, the van came yesterday", cards=(old,))
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert sup.old_id == "c-home01" and "Swansea" in sup.body and writes(ex) == []
+
+
+@pytest.mark.parametrize("line,words", [
+    ("The Last of Us is my favourite game ever, I've played it four times", ["favorite game", "The Last of Us"]),
+    ("honestly, ramen is my all-time favourite food", ["favorite food", "ramen"]),
+    ("we went to the coast and Whitby is my favourite town", ["favorite town", "Whitby"]),
+])
+def test_x_is_my_favourite_y(line: str, words: list[str]) -> None:
+    op = only_write(run(line))
+    assert op.type == "preference" and all(w in op.body for w in words), op.body
+
+
+@pytest.mark.parametrize("line,words", [
+    ("please don't ever recommend self-help books to me, I find them patronising", ["self-help books"]),
+    ("don't ever mention my dad, even in passing", ["their dad brought up"]),
+    ("never ever bring up the divorce again, I saw my lawyer today", ["the divorce brought up"]),
+])
+def test_boundaries_said_with_ever(line: str, words: list[str]) -> None:
+    op = only_write(run(line))
+    assert op.type == "boundary" and all(w in op.body for w in words), op.body
+    assert "saw" not in op.body and "even" not in op.body
+
+
+@pytest.mark.parametrize("line", [
+    "I'm a regular at the pub on Fridays",
+    "I'm a bit lost at the library, it's huge",
+    "I work at the weekend sometimes",
+    "this is my favourite bit of the day",
+    "you are my favourite person",
+    "my sister lives in Leeds",
+    "I lived in Paris for a year once",
+])
+def test_near_misses_of_the_new_rules_make_no_card(line: str) -> None:
+    assert writes(run(line)) == []
+
+
+def test_a_reschedule_in_the_same_window_replaces_the_plan_it_moves() -> None:
+    ex = run("the physio appointment is on Thursday 12 November, ugh",
+             "Hang in there.",
+             "The physio rang, my appointment got moved to Monday 16 November. Great.")
+    (plan,) = [o for o in writes(ex) if o.type == "plan"]
+    assert plan.expires == dt.date(2026, 11, 16) and "moved from Thursday 2026-11-12" in plan.body
+    assert "context" not in plan.body and plan.entities == ("user",)
+    assert plan.turns == (0, 2)
+
+
+def test_a_moved_plan_says_the_old_day_and_keeps_what_the_sentence_lost() -> None:
+    old = card("c-din001", "The user is having dinner with Ana at Bocca on Friday 2026-11-06.", "plan",
+               entities=("user", "Ana", "Bocca"), expires=dt.date(2026, 11, 6))
+    ex = run("dinner got pushed to the 10th, she's stuck at work", cards=(old,))
+    (sup,) = [o for o in ex.ops if isinstance(o, SupersedeOp)]
+    assert sup.old_id == "c-din001" and sup.expires == dt.date(2026, 11, 10)
+    assert "moved from Friday 2026-11-06" in sup.body and "Originally:" in sup.body and "Bocca" in sup.entities
+
+
+def test_a_reschedule_is_matched_by_what_the_plan_is_about_not_by_the_word_moved() -> None:
+    moved_once = card("c-vet0001", "The vet check-up got moved to Monday 2026-11-09 (moved from Friday 2026-11-06).",
+                      "plan", expires=dt.date(2026, 11, 9))
+    haircut = card("c-hair001", "The user has a haircut on Saturday 2026-11-07.", "plan", expires=dt.date(2026, 11, 7))
+    ex = run("my haircut got moved to Sunday", cards=(moved_once, haircut))
+    assert [o.old_id for o in ex.ops if isinstance(o, SupersedeOp)] == ["c-hair001"]
+
+
+def test_the_summary_stops_repeating_what_a_supersede_replaced() -> None:
+    old = card("c-home01", "The user lives in Leeds.")
+    previous = "- 2026-10-01: The user lives in Leeds.\n- 2026-10-01: The user has a dog named Biscuit."
+    ex = extract_offline(window("we moved to York last week"), [old], previous, WED)
+    assert "Leeds" not in ex.summary and "Biscuit" in ex.summary and "York" in ex.summary

@@ -131,9 +131,14 @@ def _safe_date(year: int, month: int, day: int) -> dt.date | None:
         return None
 
 
+def day_label(day: dt.date) -> str:
+    """"Thursday 2026-10-15": the weekday a reader remembers plus the date nothing can misread."""
+    return f"{calendar.day_name[day.weekday()]} {day.isoformat()}"
+
+
 def iso_label(hit: DateHit) -> str:
     if hit.start == hit.end:
-        return f"{calendar.day_name[hit.start.weekday()]} {hit.start.isoformat()}"
+        return day_label(hit.start)
     return f"{hit.start.isoformat()} to {hit.end.isoformat()}"
 
 

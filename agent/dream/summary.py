@@ -24,7 +24,7 @@ def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[
     Oldest lines go first when over ``limit``; open plans are never dropped (they are what a
     summary rewrite must not lose), so the result exceeds ``limit`` only if they alone do.
     """
-    history = _history_lines(previous)
+    history = _without_replaced(_history_lines(previous), ops, active)
     bodies = [op.body for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
     if window:
         day = window[0].ts.date().isoformat()
@@ -42,6 +42,14 @@ def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[
 def _clip(text: str, n: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _without_replaced(lines: list[str], ops: Sequence[Op], active: Sequence[Card]) -> list[str]:
+    """Drop the lines an earlier dream wrote from a card this dream supersedes or merges: the
+    summary must not keep asserting "lives in Leeds" once the card saying so is stale."""
+    replaced = {t for op in ops if isinstance(op, (SupersedeOp, MergeOp)) for t in op_targets(op)}
+    old = {_clip(c.body) for c in active if c.id in replaced}
+    return [line for line in lines if line.split(": ", 1)[-1] not in old]
 
 
 def _history_lines(previous: str) -> list[str]:

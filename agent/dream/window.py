@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from agent.dream.ops import CloseOp, MessageLike
 from agent.dream.rules.base import Candidate, Context, SlotValue, partner_name
 from agent.dream.rules.lexicon import EMOTIONS, HYPOTHETICAL
-from agent.dream.rules.plans import find_closes, rule_promise
+from agent.dream.rules.plans import find_closes, moved_from, plan_match, rule_promise
 from agent.dream.rules.registry import card_slots, sentence_candidates
 from agent.dream.rules.text import names_in, sentences, third_person, tidy
 from memfs.cards import Card
@@ -87,11 +87,30 @@ def _same_thing(a: Candidate, b: Candidate) -> bool:
     return a.slot[0] != "plan" or bool(a.words & b.words) or (a.target is not None and a.target == b.target)
 
 
+def _fold_moves(cands: list[Candidate]) -> list[Candidate]:
+    """A reschedule of a plan told earlier in the same window ("dentist on Thursday 15th" ...
+    "my appointment got moved to Friday") replaces that plan instead of becoming a second one."""
+    out: list[Candidate] = []
+    for c in cands:
+        earlier = [(plan_match(c.words, c.entities[1:], o.body, o.entities[1:]), i) for i, o in enumerate(out)
+                   if c.moved and c.target is None and o.type == "plan" and o.expires != c.expires]
+        score, at = max(earlier, default=(0, -1))
+        if score <= 0:
+            out.append(c)
+            continue
+        old = out.pop(at)
+        c.body = moved_from(c.body, old.body, old.expires, old.entities[1:])
+        c.entities = tuple(dict.fromkeys((*c.entities, *old.entities)))
+        c.words, c.turns = c.words | old.words, c.turns | old.turns
+        out.append(c)
+    return out
+
+
 def dedupe(cands: list[Candidate]) -> list[Candidate]:
     """One candidate per thing: repeats merge, a later value wins, and an ending ("I quit")
     followed by a new value ("I start at X") is kept as its own event."""
     out: list[Candidate] = []
-    for c in cands:
+    for c in _fold_moves(cands):
         same = next((o for o in out if _same_thing(o, c)), None)
         if same is None:
             out.append(c)

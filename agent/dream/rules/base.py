@@ -49,6 +49,9 @@ class Candidate:
     target: str | None = None
     """An existing card this candidate replaces, when a rule found it directly."""
     words: frozenset[str] = frozenset()
+    moved: bool = False
+    """A plan said as a reschedule ("got moved to Friday") that found no card to replace: an
+    earlier plan candidate of the same window about the same thing is the one it moves."""
     turns: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:

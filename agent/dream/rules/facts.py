@@ -86,18 +86,31 @@ def rule_death(s: str, ctx: Context) -> Iterator[Candidate]:
                 entities=("user", name) if name else ("user",), salience=0.95, valid_from=when)
 
 
+_HOME_KINDS = r"flat|house|place|apartment|home|bungalow|cottage|condo|studio"
+_NEAR = r"(?P<near>just outside|outside|near|on the outskirts of|just north of|just south of)"
+_MOVED = (rf"\b(?:I|we)(?:'ve| have)? (?:just |finally |recently |officially |actually )?(?:moved|relocated)(?: house)? "
+          rf"(?:to|into (?:a|an|our|the|my) (?:new |little |tiny )?(?:{_HOME_KINDS}) in)"
+          rf" (?:{_NEAR} )?(?P<place>{NAMES})")
+_LIVE = (rf"(?:\b(?:I|we)(?:'ve| have)? (?:been |now |still |currently |both |actually )?"
+         rf"(?:live|living|'re living|are living|'m living|am living)|"
+         rf"\b(?:years|months|decades) (?:of )?living)"
+         rf" (?:in |{_NEAR} )(?P<place>{NAMES})")
+
+
 def rule_home(s: str, ctx: Context) -> Iterator[Candidate]:
-    moved = re.search(rf"\bI (?:just |finally |recently )?(?:moved|relocated) to ({NAMES})", s, _Q)
-    live = re.search(rf"\bI (?:live|'m living|am living|now live) in ({NAMES})", s, _Q)
-    m = moved or live
-    if m is None or not is_name(m.group(1).split()[0]) or m.group(1).lower() in MONTHS:
+    """Where the user lives: "I live in X", "we live just outside X", "six years living in X",
+    "we moved to X" / "we moved into a flat in X" (a move is an update of the one home slot)."""
+    moved = re.search(_MOVED, s, _Q)
+    m = moved or re.search(_LIVE, s, _Q)
+    if m is None or not is_name(m.group("place").split()[0]) or m.group("place").lower() in MONTHS:
         return
-    place = m.group(1)
-    body = f"The user lives in {place}"
+    place = m.group("place")
+    near = m.group("near")
+    body = f"The user lives {near.lower()} {place}" if near else f"The user lives in {place}"
     if moved:
         body += f" (moved there by {ctx.msg.ts.date().isoformat()})"
     yield cand(ctx, ("home", ""), "fact", body + ".", value=place.lower(), entities=("user", place),
-                salience=0.7)
+               salience=0.7)
 
 
 def rule_birthday(s: str, ctx: Context) -> Iterator[Candidate]:

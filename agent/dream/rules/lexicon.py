@@ -17,6 +17,14 @@ JOBS = ("nurse|teacher|engineer|developer|programmer|designer|accountant|lawyer|
         "waitress|bartender|librarian|architect|photographer|journalist|editor|dentist|vet|"
         "veterinarian|professor|tutor|freelancer|intern|receptionist|farmer|pilot|nanny|recruiter|"
         "social worker|police officer|carer|caregiver|midwife|surgeon|paralegal|clerk|baker")
+WORKPLACES = ("bakery|café|cafe|coffee shop|garden centre|garden center|bookshop|bookstore|book shop|library|school|"
+              "nursery|daycare|hospital|clinic|surgery|pharmacy|chemist|supermarket|shop|store|pub|bar|restaurant|"
+              "hotel|bank|call centre|call center|care home|nursing home|factory|warehouse|office|firm|agency|"
+              "startup|start-up|charity|museum|gallery|theatre|theater|cinema|gym|salon|garage|practice|"
+              "university|college|council|airport|farm|studio|brewery|hospice|newspaper|radio station|zoo|"
+              "vets|vet's|dentist's|hairdresser's|butcher's|deli|bistro|diner|kitchen|lab|laboratory|"
+              "distillery|vineyard|plant nursery|leisure centre|sports centre|post office|petrol station")
+"""Common-noun places people work at ("I work at a bakery"): the job is where, not a title."""
 PARTNER_RELS = ("wife|husband|partner|girlfriend|boyfriend|fiancée|fiancee|fiancé|fiance|spouse")
 FAMILY_RELS = ("best friend|friend|buddy|bestie|roommate|flatmate|housemate|colleague|coworker|co-worker|"
                "boss|manager|mentor|ex|stepson|stepdaughter|godson|goddaughter|"
@@ -39,6 +47,12 @@ PLAN_WORDS = {
     "passport", "visa", "court", "hearing", "semester", "masters", "master's", "degree",
     "scheduled", "promised", "date", "driving", "flying", "fly",
 }
+PLAN_NOUNS = PLAN_WORDS | {
+    "dinner", "lunch", "brunch", "breakfast", "drinks", "coffee", "call", "session", "lesson", "haircut",
+    "massage", "physio", "gig", "show", "match", "game", "viewing", "delivery", "service", "mot", "shift",
+    "party", "date", "birthday", "visit", "meetup", "get-together", "sleepover", "playdate", "surgery",
+}
+"""What a plan is *about* ("the dinner", "my appointment"): shared by a reschedule and the plan it moves."""
 EMOTIONS = re.compile(
     r"\b(heartbroken|devastated|terrified|scared|petrified|ecstatic|over the moon|thrilled|"
     r"so excited|so proud|proud of|humiliated|embarrassed|ashamed|furious|cried|crying|in tears|"

@@ -7,13 +7,14 @@ and "cancelled"/"done" sentences close the plan they talk about.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator, Sequence
 
-from agent.dream.dates import DateHit, find_date, with_dates
+from agent.dream.dates import DateHit, day_label, find_date, with_dates
 from agent.dream.ops import CloseOp
 from agent.dream.rules.base import Candidate, Context, cand, is_name
-from agent.dream.rules.lexicon import INTERJECTIONS, NAMES, PAST, PLAN_WORDS
+from agent.dream.rules.lexicon import INTERJECTIONS, NAMES, PAST, PLAN_NOUNS, PLAN_WORDS
 from agent.dream.rules.text import content_words, names_in, norm_key, sentences, third_person, tidy
 from memfs.cards import Card
 
@@ -65,8 +66,9 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
     if s.rstrip().endswith("?") and not remind:
         return
     words, people = content_words(s), names_in(s)
-    if _RESCHEDULE.search(s) and (old := best_plan(words | content_words(ctx.prior_text), ctx.active)):
-        body = f"{tidy(with_dates(third_person(s), hit))} Previously: {old.body}"
+    moving = _RESCHEDULE.search(s) is not None
+    if moving and (old := moved_plan(s, ctx)):
+        body = moved_from(tidy(with_dates(third_person(_we(s, ctx)), hit)), old.body, old.expires, old.entities[1:])
         yield _plan(ctx, body, hit, words | content_words(old.body), [*old.entities[1:], *people], old.id)
         return
     if not (words & PLAN_WORDS or people or _COMMIT.search(s) or remind):
@@ -79,7 +81,44 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
     implicit = [n for n in _context_names(s, ctx) if n.lower() not in body.lower()]
     if implicit:
         body = f"{body[:-1]} (context: {', '.join(implicit)})."
-    yield _plan(ctx, body, hit, words, [*people, *we, *implicit])
+    plan = _plan(ctx, body, hit, words, [*people, *we, *implicit])
+    plan.moved = moving
+    yield plan
+
+
+_MOVE_WORDS = frozenset({"moved", "pushed", "postponed", "rescheduled", "delayed", "bumped", "shifted", "switched",
+                         "changed", "got", "back", "forward", "now", "rang", "called", "said", "told"})
+
+
+def plan_match(words: frozenset[str], names: Sequence[str], body: str, entities: Sequence[str]) -> int:
+    """How surely a reschedule is about a plan: shared words, twice for what a plan is about
+    ("appointment", "dinner", "vet") and for the people and places both name; 0 is no match.
+    The reschedule verbs themselves never count (a card that was moved once says "moved")."""
+    shared = (words - _MOVE_WORDS) & (content_words(body + " " + " ".join(entities)) - _MOVE_WORDS)
+    named = {n.lower() for n in names} & {e.lower() for e in entities}
+    return len(shared) + len(shared & PLAN_NOUNS) + 2 * len(named)
+
+
+def moved_plan(s: str, ctx: Context) -> Card | None:
+    """The active plan a reschedule sentence moves: by its own words, else with the last messages'."""
+    plans = [c for c in ctx.active if c.type == "plan" or c.expires is not None]
+    for words in (content_words(s), content_words(s) | content_words(ctx.prior_text)):
+        scored = [(plan_match(words, names_in(" " + s), c.body, c.entities[1:]), c) for c in plans]
+        score, best = max(scored, key=lambda x: x[0], default=(0, None))
+        if score > 0:
+            return best
+    return None
+
+
+def moved_from(body: str, old_body: str, old_day: dt.date | None, old_entities: Sequence[str]) -> str:
+    """A moved plan's body: the new sentence, the day it moved from, and the old plan's own
+    text only when the new sentence lost what the plan was (who, where, what kind)."""
+    if old_day is not None:
+        body = f"{body[:-1]} (moved from {day_label(old_day)})."
+    lost = [e for e in old_entities if e.lower() not in body.lower()]
+    if lost or (content_words(old_body) & PLAN_NOUNS) - content_words(body):
+        body += f" Originally: {old_body}"
+    return body
 
 
 _CHATTER = re.compile(r"^(?:you\b|you'd\b|wish me luck|no pressure|lol|haha|lmao|omg|fingers crossed|yay)"
@@ -115,9 +154,10 @@ def _there(text: str, s: str, ctx: Context) -> str:
 def _context_names(s: str, ctx: Context) -> list[str]:
     """Names from the rest of the message ("Edinburgh!! the movers come on the 3rd"): a plan card
     should carry the where/who its sentence leaves implicit."""
-    rest = ctx.msg.content.replace(s, " ")
-    alone = [w.strip(" !?.") for w in sentences(rest) if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?[!?.]*", w)]
-    found = [n for n in [*alone, *names_in(rest)] if is_name(n.split()[0]) and n not in INTERJECTIONS]
+    rest = sentences(ctx.msg.content.replace(s, "\n"))
+    alone = [w.strip(" !?.") for w in rest if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?[!?.]*", w)]
+    named = [n for part in rest for n in names_in(part)]
+    found = [n for n in [*alone, *named] if is_name(n.split()[0]) and n not in INTERJECTIONS]
     if found or names_in(" " + s):
         return found
     known = {e for card in ctx.active for e in card.entities[1:] if e[:1].isupper()}

@@ -46,20 +46,40 @@ def rule_preference(s: str, ctx: Context) -> Iterator[Candidate]:
                 entities=("user", *names_in(" " + body)))
 
 
+_FAV_KIND = r"(?P<kind>[a-z]+(?: (?!ever\b|of\b|so\b|and\b|but\b|too\b|though\b|now\b)[a-z]+)?)"
+_FAV_SUBJECT = (r"(?:^|[,;:]\s+|\b(?:and|but|honestly|tbh|btw|also|oh|plus)\s+)"
+                r"(?P<obj>(?:(?!and\b|but\b|so\b|which\b|that\b|because\b)[\w'&-]+ ){0,3}[\w'&-]+)")
+_FAV_AFTER = (rf"{_FAV_SUBJECT} (?:is|are|'s|has always been|will always be|remains) (?:still |easily |definitely |"
+              rf"honestly |probably )?my (?:all[- ]time |absolute |very |new |current |top )?favou?rites? "
+              rf"{_FAV_KIND}(?= ever\b| of all time\b|{END[3:]}")
+_NOT_FAVOURITES = {"it", "this", "that", "he", "she", "they", "which", "what", "there", "here", "who", "you", "we", "i"}
+
+
 def rule_favorite(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\bmy favou?rite ([a-z]+(?: [a-z]+)?) (?:is|are) (.+?)(?=[,.!?;]|$)", s, _Q)
+    """"my favourite film is X" and "X is my (all-time) favourite film (ever)": one slot per kind."""
+    m = re.search(r"\bmy (?:all[- ]time |absolute |very |new |current )?favou?rite ([a-z]+(?: [a-z]+)?) (?:is|are) "
+                  r"(.+?)(?=[,.!?;]|$)", s, _Q)
     obj = object_phrase(m.group(2)) if m else None
+    kind = m.group(1) if m else ""
+    if m is None or obj is None:
+        m = re.search(_FAV_AFTER, s, _Q)
+        raw = m.group("obj") if m else ""
+        title = re.match(r"The (?-i:[A-Z])", raw) is not None  # "The Last of Us" is a title, not "the"
+        obj = raw if title else object_phrase(raw) if m and raw.split()[0].lower() not in _NOT_FAVOURITES else None
+        kind = m.group("kind") if m else ""
     if m and obj:
-        yield cand(ctx, ("favorite", m.group(1).lower()), "preference",
-                    f"The user's favorite {m.group(1).lower()} is {obj}.", value=norm_key(obj),
-                    entities=("user", *names_in(" " + obj)), salience=0.5)
+        kind = kind.lower()
+        verb = "are" if kind.endswith("s") and not kind.endswith("ss") else "is"
+        yield cand(ctx, ("favorite", kind), "preference", f"The user's favorite {kind} {verb} {obj}.", value=norm_key(obj),
+                   entities=("user", *names_in(" " + obj)), salience=0.5)
 
 
 def rule_boundary(s: str, ctx: Context) -> Iterator[Candidate]:
     """What the user does not want: a name, a style ("emojis"), or a topic."""
     yield from _boundary_name(s, ctx)
-    m = re.search(r"\b(?:don't|do not|never|stop|please no) (use|using|send|sending|suggest|suggesting|recommend|"
-                  r"recommending) (?:any )?([a-z -]+?)(?: with me| to me)?(?=[,.!?;]|$| they| it| because| btw)", s, _Q) \
+    m = re.search(r"\b(?:don't|do not|never|stop|please no)(?: ever)?(?: again)? (use|using|send|sending|suggest|suggesting|"
+                  r"recommend|recommending) (?:any |me any |me )?([a-z -]+?)(?: with me| to me| for me)?"
+                  r"(?: ever| again| anymore| please| by the way| btw)?(?=[,.!?;]|$| they| it| because| btw| as )", s, _Q) \
         or re.search(r"\bnot want the assistant to (use|suggest|recommend) ([a-z -]+?)(?=[,.!?;]|$)", s, _Q)
     if m and m.group(2).split()[0].lower() not in {"it", "that", "this", "the", "my"}:
         thing, verb = m.group(2).strip(), re.sub(r"(?:ing|e?s)$", "", m.group(1).lower())
@@ -85,11 +105,13 @@ def _boundary_name(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 _TOPIC_END = re.compile(rf",\s*(?:{NAME}|he|she|they|I|I'm|we|it|everyone|people)\s+(?:\w+s|is|was|'s|are|keep|"
-                        r"won't|can't|never|always|and)\b|\s+(?:because|since|as)\s|[;]")
+                        r"won't|can't|never|always|and)\b|\s+(?:because|since|as)\s|[;]|"
+                        r",\s*(?:even|especially|not even|ok|okay|please|thanks|thank you|seriously|honestly|"
+                        r"it's|that's|they're|I|I've|I'd|we|he|she|they|my \w+ (?:does|did|is|keeps))\b")
 
 
 def _boundary_topic(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\b(?:don't|do not|never|stop) (?:bring up|bringing up|mention|mentioning|talk about|"
+    m = re.search(r"\b(?:don't|do not|never|stop)(?: ever)?(?: again)? (?:bring up|bringing up|mention|mentioning|talk about|"
                   r"(ask|asking) (?:me )?about)\s+(.+?)(?=[.!?]|$)|\bnot want (.+?) brought up|"
                   r"\bnot want to be (asked) about (.+?)(?=[.!?]|$)", s, _Q)
     if m is None:
@@ -99,7 +121,7 @@ def _boundary_topic(s: str, ctx: Context) -> Iterator[Candidate]:
     topic = re.sub(r",?\s*(?:ever|again|please|anymore)\s*$", "", raw.strip(" ,"), flags=_Q)
     if not topic or topic.split()[0].lower() in {"it", "that", "this"}:
         return
-    said = third_person(topic)
+    said = re.sub(r"^the user's\b", "their", third_person(topic))
     body = f"The user does not want to be asked about {said}." if (m.group(1) or m.group(4)) else \
         f"The user does not want {said} brought up."
     yield cand(ctx, ("boundary", norm_key(topic)), "boundary", body, value="no",

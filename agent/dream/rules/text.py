@@ -64,7 +64,9 @@ def first_person(body: str, user_name: str | None = None) -> str:
 def tidy(text: str) -> str:
     """Strip chat filler from a clause and make it a sentence."""
     text = re.sub(r"^(?:(?:so|also|oh|and|but|ugh|btw|yeah|well|anyway|ok|okay|big news|sadly|obviously|actually yes|"
-                  r"actually|honestly|bad news|good news|on a brighter note|anyway),?\s+)+",
+                  r"actually|honestly|bad news|good news|on a brighter note|anyway),?\s+|"
+                  r"(?:quick update|small update|update|hiya|hi|hey|evening|morning|right|hmm|ooh|welp|guess what)"
+                  r"[,:!]+\s+)+",
                   "", text.strip(), flags=re.IGNORECASE)
     text = FILLER_TAIL.sub("", text.rstrip(" .!?,")).rstrip(" .!?,")
     text = re.sub(r"\s+", " ", text)

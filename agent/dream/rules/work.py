@@ -11,17 +11,27 @@ from collections.abc import Iterator
 
 from agent.dream.dates import find_date, iso_label
 from agent.dream.rules.base import Candidate, Context, a_noun, cand
-from agent.dream.rules.lexicon import END, JOBS, NAMES
+from agent.dream.rules.lexicon import END, JOBS, NAMES, WORKPLACES
 from agent.dream.rules.text import norm_key, sentences, third_person, tidy
 
 _Q = re.IGNORECASE
 _START = r"\bI (?:start|'m starting|am starting|begin|'ll start|will start|'ll be starting)"
 _ROLE_END = r"(?=\s+(?:on|in|next|from|this|starting)\b|[,.!?]|$)"
+_PLACE = (rf"(?:a|an|the|this|that|a local|my local|our local) (?:[\w'-]+ ){{0,3}}?(?:{WORKPLACES})\b"
+          rf"(?: (?:on|in|near|off|by) (?:the )?{NAMES}| down the road| round the corner| in town)?")
+"""A workplace named by what it is: "a bakery", "the café on Mill Road", "a garden centre"."""
+_NOT_ROLES = r"(?!(?:bit|little|lot|regular|member|customer|guest|patient|fan|visitor|mess|wreck|total|huge|big)\b)"
 _JOB_PATTERNS = (
     (True, rf"{_START} (?:a new job |work |my new job )?(?:[^,.!?]{{0,24}}? )??as (?:a|an) (?P<role>[a-z][a-z -]*?)"
            rf"(?: at (?P<org>{NAMES}))?{_ROLE_END}"),
     (False, rf"\bI (?:work|am working|'m working) as (?:a|an) (?P<role>[a-z][a-z -]*?)(?: at (?P<org>[^,.!?]+?))?{END}"),
+    (False, rf"\bI(?:'m| am) (?:now |currently |still )?(?:a|an) {_NOT_ROLES}(?P<role>[a-z][a-z-]*(?: [a-z-]+){{0,2}}?) "
+            rf"(?:at|in) (?P<org>{_PLACE})"),
     (False, rf"\bI(?:'m| am) (?:a|an) (?P<role>(?:[a-z-]+ ){{0,2}}?(?:{JOBS}))\b(?: at (?P<org>{NAMES}))?"),
+    (False, rf"\bI (?:now |currently |still |also |actually )?(?:work|am working|'m working)"
+            rf"(?: part[- ]time| full[- ]time| nights| weekends)? (?:at|in|for) (?P<org>{_PLACE})"),
+    (False, rf"\bI (?:now |currently |still |actually )?(?:work|am working|'m working) (?:at|for) "
+            rf"(?P<org>(?!(?:Christmas|Easter|Weekends|Night|Home)\b){NAMES})"),
     (True, rf"{_START} (?:a new job |work |working |my new job )?at (?P<org>(?:the )?[A-Za-z][\w&' -]*?)"
            r"(?=\s+(?:on|in|next|from|this|tomorrow)\b|[,.!?]|$)"),
 )
@@ -35,7 +45,7 @@ def rule_job(s: str, ctx: Context) -> Iterator[Candidate]:
         if m is None:
             continue
         role, org = (m.groupdict().get("role") or "").strip(), (m.group("org") or "").strip()
-        if not role and not (org[:1].isupper() or _JOB_TALK.search(ctx.msg.content + " " + ctx.prior_text)):
+        if starting and not role and not (org[:1].isupper() or _JOB_TALK.search(ctx.msg.content + " " + ctx.prior_text)):
             continue
         body = f"The user works as {a_noun(role)}" if role else "The user works"
         body += f" at {org}" if org else ""
