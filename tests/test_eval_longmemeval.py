@@ -10,7 +10,7 @@ import pytest
 
 from agent.evals.longmemeval import format_table, load_questions, run_longmemeval
 from memfs.errors import BadInputError
-from tests._search_fixtures import FakeEmbedder
+from tests.conftest import FakeEmbedder
 
 
 def question(qid: str, qtype: str, text: str, evidence: str) -> dict[str, object]:

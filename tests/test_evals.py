@@ -17,11 +17,7 @@ from typing import Any
 
 import pytest
 
-import tests.conftest as _conftest
 from memfs.embed import Embedder
-
-if not hasattr(_conftest, "real_embedder"):  # until the lead moves it into conftest.py
-    from tests._search_fixtures import real_embedder  # noqa: F401
 
 
 @pytest.fixture

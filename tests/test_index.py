@@ -1,5 +1,4 @@
 """Index mechanics with a deterministic fake embedder: cache, incremental updates, status."""
-# ruff: noqa: F811  (pytest fixtures imported from tests/_search_fixtures.py)
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from memfs.errors import BadInputError
 from memfs.gitio import DREAM, USER, actor_env, run_git
 from memfs.index import forget_open_indexes, index_folder, reconcile, reindex
 from memfs.store import MemoryPair, MemoryStore
-from tests._search_fixtures import FakeEmbedder, fake_embedder, fresh_indexes  # noqa: F401
-from tests.conftest import card_text
+from tests.conftest import FakeEmbedder, card_text
 
 NOW = dt.datetime(2026, 11, 5, 12, 0, tzinfo=dt.timezone.utc)
 SESSION = "s-20261105-01"

@@ -110,9 +110,10 @@ def test_commands_that_do_not_search_never_import_torch(args: list[str], isolate
 
     pair = MemoryStore(isolated_env).pair("alex", "mira")
     pair.pin("x")
-    code = ("import sys; from memfs.cli import main; rc = main(%r); "
+    argv = ["-u", "alex", "-c", "mira", *args]
+    code = (f"import sys; from memfs.cli import main; rc = main({argv!r}); "
             "bad = [m for m in ('torch', 'sentence_transformers') if m in sys.modules]; "
-            "print(rc, bad); sys.exit(1 if bad else 0)") % (["-u", "alex", "-c", "mira", *args],)
+            "print(rc, bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().endswith("[]")

@@ -78,7 +78,7 @@ def test_sessions_have_ids_on_distinct_days(scenario):
 
 def test_plants_sit_at_the_stated_indices(scenario):
     msgs = scenario.messages()
-    assert PLANT_POINTS == {p.index for p in scenario.planted if p.kind == "plant"}
+    assert {p.index for p in scenario.planted if p.kind == "plant"} == PLANT_POINTS
     assert [p.index for p in scenario.planted] == [p.index for p in PLANTED]
     for p in scenario.planted:
         assert msgs[p.index]["role"] == "user"

@@ -1,5 +1,4 @@
 """``memfs search`` / ``memfs reindex`` through the CLI, and that other commands skip torch."""
-# ruff: noqa: F811  (pytest fixtures imported from tests/_search_fixtures.py)
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ import pytest
 from memfs import history
 from memfs.gitio import DREAM
 from memfs.store import MemoryStore
-from tests._search_fixtures import FakeEmbedder, fresh_indexes  # noqa: F401
-from tests.conftest import card_text
+from tests.conftest import FakeEmbedder, card_text
 
 PAIR = ("-u", "alex", "-c", "mira")
 

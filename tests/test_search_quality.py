@@ -1,5 +1,4 @@
 """Retrieval quality with the real model (all-MiniLM-L6-v2, loaded once per session)."""
-# ruff: noqa: F811  (pytest fixtures imported from tests/_search_fixtures.py)
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from memfs import history
 from memfs.embed import Embedder
 from memfs.gitio import DREAM
 from memfs.store import MemoryPair, MemoryStore
-from tests._search_fixtures import fresh_indexes, real_embedder  # noqa: F401
 from tests.conftest import card_text
 
 pytestmark = pytest.mark.model

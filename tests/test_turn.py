@@ -13,7 +13,7 @@ from agent.turn import TurnOptions, add_messages, compact_now, end_session
 from agent.window import current_window
 from memfs.config import Config
 from memfs.store import MemoryPair, MemoryStore
-from tests._search_fixtures import FakeEmbedder
+from tests.conftest import FakeEmbedder
 
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 
