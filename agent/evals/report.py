@@ -142,9 +142,10 @@ def verdict(passed: bool) -> str:
 
 # -- LongMemEval (the recall eval itself lives in agent/evals/longmemeval.py) ---------------
 
-MIN_HYBRID_R10 = 0.80
-"""Hybrid recall_any@10 floor. Provisional: measured 0.917 on the first 12 questions of the
-shared slice (``--limit 12``); revisit with the full 60-question number (BENCHMARKS.md, Search)."""
+MIN_HYBRID_R10 = 0.90
+"""Hybrid recall_any@10 floor. Measured 0.967 on all 60 questions of the shared slice and
+0.917 on the first 12 (BENCHMARKS.md, "Retrieval recall"); the hybrid must also be at least
+as good as plain BM25 and plain dense retrieval at R@5 and R@10."""
 
 
 @dataclass
@@ -161,9 +162,18 @@ class RecallReport:
     def hybrid_r10(self) -> float:
         return float(self.data["methods"].get("hybrid", {}).get("all", {}).get("R@10", 0.0))
 
+    def recall(self, method: str, k: int) -> float:
+        return float(self.data["methods"].get(method, {}).get("all", {}).get(f"R@{k}", 0.0))
+
+    @property
+    def beats_baselines(self) -> bool:
+        baselines = [m for m in self.data["methods"] if m in ("bm25", "dense")]
+        return all(self.recall("hybrid", k) >= self.recall(m, k) for m in baselines for k in (5, 10))
+
     @property
     def passed(self) -> bool:
-        return self.data.get("questions", 0) > 0 and self.hybrid_r10 >= self.min_r10
+        return (self.data.get("questions", 0) > 0 and self.hybrid_r10 >= self.min_r10
+                and self.beats_baselines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"eval": "longmemeval", "path": self.path, "limit": self.limit, **self.data,
@@ -184,7 +194,8 @@ class RecallReport:
                 row = rows[group]
                 table.add_row(group, str(row["n"]), method,
                               *(f"{row[f'R@{k}']:.3f}" for k in ks))
-        table.caption = (f"hybrid R@10 {self.hybrid_r10:.3f} (needs >= {self.min_r10:.2f}): "
+        table.caption = (f"hybrid R@10 {self.hybrid_r10:.3f} (needs >= {self.min_r10:.2f}, and "
+                         f"no worse than bm25 and dense at R@5 and R@10): "
                          f"{verdict(self.passed)}\ntime: {self.timings.line()}")
         return table
 
