@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from agent.dream.dates import find_date
+from agent.dream.dates import day_label, find_date
 
 TODAY = dt.date(2026, 10, 1)  # a Thursday
 
@@ -22,3 +22,20 @@ TODAY = dt.date(2026, 10, 1)  # a Thursday
 def test_weekday_followed_by_a_calendar_date_takes_the_calendar_date(text: str, expected: dt.date) -> None:
     hit = find_date(text, TODAY)
     assert hit is not None and hit.start == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've read the same page of Tomorrow, and Tomorrow, and Tomorrow all evening", None),
+    ("we watched Today Tonight reruns", None),
+    ("Tomorrow I'm seeing the dentist", dt.date(2026, 10, 2)),
+    ("dentist. Tomorrow at 9", dt.date(2026, 10, 2)),
+    ("see you tomorrow", dt.date(2026, 10, 2)),
+    ("SEE YOU TOMORROW", dt.date(2026, 10, 2)),
+])
+def test_a_capitalised_relative_word_mid_sentence_is_a_title_not_a_date(text: str, expected: dt.date | None) -> None:
+    hit = find_date(text, TODAY)
+    assert (hit.start if hit else None) == expected
+
+
+def test_day_label_names_the_weekday() -> None:
+    assert day_label(dt.date(2026, 10, 15)) == "Thursday 2026-10-15"

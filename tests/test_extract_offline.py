@@ -576,3 +576,11 @@ def test_the_summary_stops_repeating_what_a_supersede_replaced() -> None:
     previous = "- 2026-10-01: The user lives in Leeds.\n- 2026-10-01: The user has a dog named Biscuit."
     ex = extract_offline(window("we moved to York last week"), [old], previous, WED)
     assert "Leeds" not in ex.summary and "Biscuit" in ex.summary and "York" in ex.summary
+
+
+def test_over_the_limit_small_talk_notes_go_before_older_facts() -> None:
+    facts = "- 2026-09-01: The user is allergic to peanuts."
+    chatter = "\n".join(f"- 2026-10-{d:02d}: small talk (\"the weather on day {d} was grey and a bit damp\")"
+                        for d in range(1, 25))
+    ex = extract_offline(window("ok"), [], facts + "\n" + chatter, WED)
+    assert len(ex.summary) <= 1200 and "peanuts" in ex.summary

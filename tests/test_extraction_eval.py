@@ -19,18 +19,20 @@ DATASET = ev.load_dataset()
 # Measured 2026-11-29 after the blind3 round. The honest figures are each blind split's FIRST
 # measurement, taken before any rule was written for it: blind 1.0/0.471, blind2 0.857/0.429,
 # blind3 0.812/0.619 (before the module split and this round), blind4 0.857/0.353 (written
-# after this round's first pass, then tuned on too). Every split has since been tuned on, so
-# the numbers below (all P 0.992 R 1.0; blind3 0.955/1.0; the rest 1.0/1.0) only guard against
-# regressions; they are not an estimate of quality on new text. Floors sit just below.
+# after this round's first pass, then tuned on too), blind5 1.0/0.5 (2026-11-30, written for
+# the phrase families the planted eval missed, before the rules for them). Every split has
+# since been tuned on, so the numbers below (all P 0.993 R 1.0; blind3 0.955/1.0; the rest
+# 1.0/1.0) only guard against regressions; they are not an estimate of quality on new text.
 FLOORS = {"all": (0.97, 0.97), "tune": (0.97, 0.97), "heldout": (0.94, 0.94), "blind": (0.94, 0.94),
-          "blind2": (0.92, 0.92), "blind3": (0.93, 0.95), "blind4": (0.94, 0.94)}
+          "blind2": (0.92, 0.92), "blind3": (0.93, 0.95), "blind4": (0.94, 0.94), "blind5": (0.94, 0.94)}
+SPLITS = {"tune", "heldout", "blind", "blind2", "blind3", "blind4", "blind5"}
 
 
 def test_the_set_is_big_and_varied_enough() -> None:
-    assert len(DATASET) >= 30
-    assert sum(len(w.messages) for w in DATASET) >= 490
-    assert sum(len(w.expected["cards"]) for w in DATASET) >= 120
-    assert {w.split for w in DATASET} >= {"tune", "heldout", "blind", "blind2", "blind3", "blind4"}
+    assert len(DATASET) >= 34
+    assert sum(len(w.messages) for w in DATASET) >= 550
+    assert sum(len(w.expected["cards"]) for w in DATASET) >= 140
+    assert {w.split for w in DATASET} >= SPLITS
     assert len({m.content for w in DATASET for m in w.messages}) > 0.97 * sum(len(w.messages) for w in DATASET)
     kinds = {k for w in DATASET for k in ("supersede", "retire", "merge") if w.expected.get(k)}
     assert kinds == {"supersede", "retire", "merge"}
@@ -104,8 +106,9 @@ def test_offline_extractor_stays_above_its_floors() -> None:
     for split, (p_floor, r_floor) in FLOORS.items():
         assert numbers[split]["precision"] >= p_floor, (split, numbers[split])
         assert numbers[split]["recall"] >= r_floor, (split, numbers[split])
-    assert numbers["all"]["supersede_accuracy"] >= 0.9
+    assert numbers["all"]["supersede_accuracy"] >= 0.93
     assert numbers["all"]["retire_accuracy"] >= 0.95
+    assert numbers["blind5"]["supersede_accuracy"] >= 0.85
 
 
 def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -113,4 +116,4 @@ def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFix
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].startswith("window") and any(line.startswith("w01-") for line in out)
     last = json.loads(out[-1])
-    assert last["extractor"] == "offline" and {"all", "tune", "heldout", "blind", "blind2", "blind3", "blind4"} <= set(last)
+    assert last["extractor"] == "offline" and {"all", *SPLITS} <= set(last)

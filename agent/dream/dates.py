@@ -60,7 +60,7 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
     found: list[tuple[int, str, DateHit]] = []
     for kind, pattern in DATE_PATTERNS:
         for match in pattern.finditer(text):
-            hit = _resolve(kind, match, today)
+            hit = None if kind == "rel" and _title_word(match, text) else _resolve(kind, match, today)
             if hit is not None:
                 found.append((match.start(), kind, hit))
                 break
@@ -105,6 +105,14 @@ def looks_past(text: str, date_at: int | None = None) -> bool:
     if _PAST_WORDS.search(text):
         return True
     return any(m.group(1).lower() not in _FORWARD_VERBS for m in _ED_VERB.finditer(text))
+
+
+def _title_word(match: re.Match[str], text: str) -> bool:
+    """"the same page of Tomorrow, and Tomorrow": a capitalised "Tomorrow" mid-sentence is a
+    title or a name, not a date (unless the whole text is shouted)."""
+    before = text[: match.start()].rstrip()
+    return (match.group(0)[:1].isupper() and bool(before) and before[-1] not in ".!?:;,-(\"'"
+            and text.upper() != text)
 
 
 def _named_next(hit: DateHit) -> bool:

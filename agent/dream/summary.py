@@ -3,7 +3,8 @@
 The summary is extractive: the previous lines, a few lines for this window (the new cards'
 bodies, or a note that it was small talk), then every open plan. Open plans are kept even
 when the summary is over its length limit, because a plan is exactly what a summary rewrite
-tends to drop.
+tends to drop; small-talk notes go before any fact does, and a fact whose card this dream
+superseded leaves the summary with it.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from agent.dream.ops import MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_t
 from memfs.cards import Card
 
 SUMMARY_MAX_CHARS = 1200
+_SMALL_TALK = ": small talk (\""
+"""Marks a line that only says a window was small talk: the first to go when over the limit."""
 
 
 def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[Op],
                     active: Sequence[Card], today: dt.date, limit: int = SUMMARY_MAX_CHARS) -> str:
     """Previous summary + a few extractive lines for this window, then every open plan.
 
-    Oldest lines go first when over ``limit``; open plans are never dropped (they are what a
+    Small-talk lines go first when over ``limit``, then the oldest; open plans are never dropped (they are what a
     summary rewrite must not lose), so the result exceeds ``limit`` only if they alone do.
     """
     history = _without_replaced(_history_lines(previous), ops, active)
@@ -31,12 +34,13 @@ def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[
         if bodies:
             history += [f"- {day}: {_clip(b)}" for b in bodies[:4]]
         elif (said := next((m.content for m in window if m.role == "user"), "")):
-            history.append(f"- {day}: small talk (\"{_clip(said, 80)}\")")
+            history.append(f"- {day}{_SMALL_TALK}{_clip(said, 80)}\")")
     plans = _open_plans(ops, active, today)
     tail = ["Open plans:", *plans] if plans else []
     while history and len("\n".join(history + tail)) > limit:
-        history.pop(0)
+        history.pop(next((i for i, line in enumerate(history) if _SMALL_TALK in line), 0))
     return "\n".join(history + tail)
+
 
 
 def _clip(text: str, n: int = 160) -> str:

@@ -55,7 +55,7 @@ PLAN_NOUNS = PLAN_WORDS | {
 """What a plan is *about* ("the dinner", "my appointment"): shared by a reschedule and the plan it moves."""
 EMOTIONS = re.compile(
     r"\b(heartbroken|devastated|terrified|scared|petrified|ecstatic|over the moon|thrilled|"
-    r"so excited|so proud|proud of|humiliated|embarrassed|ashamed|furious|cried|crying|in tears|"
+    r"so excited|so proud|proud of(?! me\b)|humiliated|embarrassed|ashamed|furious|cried|crying|in tears|"
     r"panic attack|grief|grieving|lonely|depressed|hopeless|i feel empty|overwhelmed|"
     r"burned out|burnt out|so happy|hardest thing|means a lot|miss (?:him|her|them) so much)\b",
     re.IGNORECASE)

@@ -26,6 +26,9 @@ _RESCHEDULE = re.compile(r"\b(?:moved|pushed|postponed|rescheduled|delayed|bumpe
 _CLOSE = re.compile(r"\b(cancel+ed|cancel+ing|(?:going to|gonna|will|'ll|have to|need to) cancel|skip(?:ping)?|called off|bail(?:ed)? on|had to cancel|is off|is out(?! of)|not going|won't be going|can't go|can't make it|"
                     r"out of|pulled out of|skipped|done with|finished|passed|did|went to|handed in|"
                     r"submitted|got back from|aced|nailed)\b", re.IGNORECASE)
+_TENTATIVE = re.compile(r"\bthinking (?:about|of) (?:a|an|maybe|possibly|doing|going|getting|having)\b|"
+                        r"\btoying with\b|\ball I want\b|\bI wish\b|\bwould be (?:nice|lovely|great)\b", re.IGNORECASE)
+"""Wishes and musings ("thinking about a walk this weekend"), not plans; "the interview" stays one."""
 _COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.IGNORECASE)
 
 
@@ -72,6 +75,8 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
         yield _plan(ctx, body, hit, words | content_words(old.body), [*old.entities[1:], *people], old.id)
         return
     if not (words & PLAN_WORDS or people or _COMMIT.search(s) or remind):
+        return
+    if _TENTATIVE.search(s) and not (_COMMIT.search(s) or remind):
         return
     if remind:
         body = tidy("The user asked to be reminded to " + with_dates(third_person(remind.group(1)), hit))
