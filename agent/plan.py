@@ -383,13 +383,44 @@ def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequenc
     return hit >= min(2, len(content)) and hit / len(content) >= 0.6
 
 
+_DOMAINS = {
+    "food": _rx(r"snacks?", r"food", r"dinner", r"lunch", r"breakfast", r"brunch", r"meals?",
+                r"cook\w*", r"eat\w*", r"recipes?", r"restaurants?", r"bak\w+", r"desserts?",
+                r"drinks?", r"allerg\w*", r"vegan", r"vegetarian", r"gluten", r"lactose",
+                r"intoleran\w*", r"peanuts?", r"nuts?", r"dairy", r"spicy", r"sweets?"),
+    "gifts": _rx(r"gifts?", r"presents?", r"birthday", r"anniversary"),
+    "outings": _rx(r"trips?", r"weekend", r"date night", r"walks?", r"holidays?", r"travel\w*",
+                   r"hikes?", r"outings?"),
+    "media": _rx(r"films?", r"movies?", r"music", r"songs?", r"bands?", r"books?", r"shows?",
+                 r"series", r"playlists?", r"podcasts?", r"games?"),
+}
+"""A constraint answers a suggestion only in its own domain: "hates horror films" says
+nothing about which snack is safe for movie night."""
+
+
+def _suggestion_covered(text: str, units: list[tuple[str, str]]) -> str | None:
+    """Where constraints for *every* domain the request touches already sit, or None."""
+    needed = [rx for rx in _DOMAINS.values() if rx.search(text)]
+    found = None
+    for domain in needed:
+        where = next((w for w, u in units if _CONSTRAINT.search(u) and domain.search(u)), None)
+        if where is None:
+            return None
+        found = found or where
+    return found
+
+
 def _answered_in(
     text: str, entities: Sequence[str], cues: Sequence[str],
     window: Sequence[str], summary: str, pins: str,
 ) -> str | None:
     """Where the likely answer already sits in context, or None when it does not."""
     content = _content(text, entities)
-    for where, unit in _units(window, summary, pins):
+    units = _units(window, summary, pins)
+    named = [e for e in entities if e.lower() != "user"]
+    if _SUGGESTION in cues and not named and any(rx.search(text) for rx in _DOMAINS.values()):
+        return _suggestion_covered(text, units)
+    for where, unit in units:
         if _covers(unit, entities, content, cues):
             return where
     return None

@@ -271,3 +271,14 @@ def test_decide_uses_rules_without_a_real_model() -> None:
     model = ScriptedPlanner(GOOD)
     assert decide(model, "hi!", []) == RetrievalPlan.from_dict(GOOD)
     assert len(model.calls) == 1
+
+
+def test_a_constraint_answers_a_suggestion_only_in_its_own_domain() -> None:
+    """'Hates horror films' in the summary says nothing about which snack is safe."""
+    from agent.plan import plan_offline
+
+    question = "Can you suggest a snack for my movie night?"
+    assert plan_offline(question, [], "The user hates horror films.", "").need_retrieval
+    both = plan_offline(question, [], "The user hates horror films. The user is allergic to peanuts.", "")
+    assert not both.need_retrieval and both.reason == "answered in summary"
+    assert not plan_offline("Any snack ideas?", [], "", "- Allergic to peanuts").need_retrieval
