@@ -38,7 +38,7 @@ from memfs.gitio import run_git
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, names, tokenize
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 SUMMARY_SPLIT_CHARS = 1200
 STATUS_CODES = {"active": 0, "stale": 1, "expired": 2, "deleted": 3}
 KIND_CODES = {"card": 0, "summary": 1, "message": 2}
@@ -65,6 +65,8 @@ class Item:
     session: str | None = None
     turn: int | None = None
     role: str | None = None
+    sources: tuple[str, ...] = ()
+    """A card's provenance as message ids (``<session>:<turn>``)."""
 
     @property
     def ref(self) -> tuple[str, str]:
@@ -97,7 +99,9 @@ def card_item(card: Card) -> Item:
                 type=card.type, salience=card.salience, time=when.timestamp(),
                 expires=card.expires.isoformat() if card.expires else None,
                 valid_from=card.valid_from.isoformat() if card.valid_from else None,
-                entities=tuple(sorted({e.lower() for e in card.entities} | names(card.body))))
+                entities=tuple(sorted({e.lower() for e in card.entities} | names(card.body))),
+                sources=tuple(f"{card.source.session}:{t}" for t in card.source.turns)
+                if card.source else ())
 
 
 def summary_items(text: str, when: float) -> list[Item]:
@@ -116,6 +120,22 @@ def message_item(msg: history.Message) -> Item:
     return Item("message", msg.id, f"history/{msg.session}.jsonl", msg.content, msg.content,
                 time=msg.ts.timestamp(), session=msg.session, turn=msg.turn, role=msg.role,
                 entities=tuple(sorted(names(msg.content))))
+
+
+def outdated_messages(items: Sequence[Item]) -> tuple[frozenset[str], frozenset[str]]:
+    """(outdated, live): message ids that are sources of a stale or expired card and of no
+    active one, and the ids that are sources of an active card.
+
+    "The meeting is on Thursday" was distilled into a card; when that card was superseded
+    by the Friday one, the message is as outdated as the card, and must not compete with
+    the Friday card for a place in the context.
+    """
+    live: set[str] = set()
+    dead: set[str] = set()
+    for item in items:
+        if item.kind == "card" and item.sources:
+            (live if item.status == "active" else dead).update(item.sources)
+    return frozenset(dead - live), frozenset(live)
 
 
 # -- the in-memory index -----------------------------------------------------------------------
@@ -150,6 +170,10 @@ class PairIndex:
         """The commit ``state.json`` on disk describes (so a fresh process does not rewrite it)."""
         self.cursors: dict[str, _Cursor] = {}
         self.dead = 0
+        self.outdated: frozenset[str] = frozenset()
+        """Messages whose memory lives on only in stale or expired cards: what they said is
+        no longer true, so search treats them like those cards (see ``outdated_messages``)."""
+        self.live_sources: frozenset[str] = frozenset()
 
     def __len__(self) -> int:
         return len(self.position)
@@ -178,6 +202,8 @@ class PairIndex:
             for offset, item in enumerate(add):
                 self.position[item.ref] = start + offset
                 self.bm25.add(tokenize(item.index_text))
+        if any(ref[0] == "card" for ref in remove) or any(i.kind == "card" for i in add):
+            self.outdated, self.live_sources = outdated_messages(self.live_items())
         if self.dead > 1000 and self.dead > len(self.items) // 3:
             self._compact()
 
@@ -189,6 +215,25 @@ class PairIndex:
         self.status, self.bm25 = np.zeros(0, dtype=np.int8), BM25()
         self.kinds, self.expires = np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float64)
         self.apply(items, [], vectors)
+
+    def is_outdated(self, item: Item) -> bool:
+        """An outdated message, or the assistant's reply right after one (it echoes it)."""
+        if item.kind != "message" or not self.outdated:
+            return False
+        if item.id in self.outdated:
+            return True
+        return (item.role == "assistant" and item.turn is not None and item.id not in self.live_sources
+                and f"{item.session}:{item.turn - 1}" in self.outdated)
+
+    def outdated_positions(self) -> list[int]:
+        found = []
+        for mid in self.outdated:
+            session, _, turn = mid.rpartition(":")
+            for ref in (mid, f"{session}:{int(turn) + 1}"):
+                pos = self.position.get(("message", ref))
+                if pos is not None and self.is_outdated(self.items[pos]):
+                    found.append(pos)
+        return found
 
     def live_items(self) -> list[Item]:
         return [self.items[p] for p in sorted(self.position.values())]
@@ -259,6 +304,7 @@ def write_state(folder: Path, head: str | None, items: Sequence[Item]) -> None:
 def item_from_dict(data: dict[str, Any]) -> Item:
     data = dict(data)
     data["entities"] = tuple(data.get("entities") or ())
+    data["sources"] = tuple(data.get("sources") or ())
     return Item(**data)
 
 

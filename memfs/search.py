@@ -120,7 +120,7 @@ def rank(index: PairIndex, q: Query, weights: Weights) -> list[SearchHit]:
         return []
     signals = _signals(items, semantic, lexical_n, q, weights)
     scores = fuse(signals, weights)
-    status = [_effective_status(item, q) for item in items]
+    status = [_effective_status(item, q, index.is_outdated(item)) for item in items]
     factor = np.array([1.0 if s == "active" else weights.stale_factor for s in status],
                       dtype=np.float32)
     if not np.all(factor == 1.0):
@@ -165,11 +165,16 @@ def _eligibility(index: PairIndex, q: Query) -> np.ndarray[Any, Any]:
         eligible &= index.expires >= q.now.astimezone(dt.timezone.utc).date().toordinal()
     if set(q.kinds) != set(KINDS):
         eligible &= np.isin(index.kinds, [KIND_CODES[k] for k in q.kinds])
+    if not q.include_stale and index.outdated:
+        eligible[index.outdated_positions()] = False
     return eligible
 
 
-def _effective_status(item: Item, q: Query) -> str:
-    """A card's status as of ``q.now``: an active plan past ``expires`` counts as expired."""
+def _effective_status(item: Item, q: Query, outdated: bool = False) -> str:
+    """A card's status as of ``q.now``: an active plan past ``expires`` counts as expired;
+    a message whose only cards are stale or expired counts as stale."""
+    if item.kind == "message":
+        return "stale" if outdated else "active"
     if item.kind != "card":
         return "active"
     today = q.now.astimezone(dt.timezone.utc).date().isoformat()
