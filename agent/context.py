@@ -86,7 +86,7 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
     if window and window[-1].role == "user" and window[-1].content == message:
         window = window[:-1]  # the message was already appended to history by the turn
     recent = [m.content for m in window[-12:]]
-    plan = decide(_planner(pair), message, recent, summary, pins)
+    plan = decide(pair.store.planner(), message, recent, summary, pins)
     hits = _retrieve(pair, plan, window, now) if plan.need_retrieval else []
     memory, used = _memory_block(summary, hits, config.retrieval_budget)
     tokens = {"system": count_tokens(system), "summary": count_tokens(summary),
@@ -97,11 +97,6 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
                   tokens=tokens, head=head)
     _warn(ctx, pair, pins)
     return ctx
-
-
-def _planner(pair: MemoryPair) -> Any:
-    llm = pair.store._llm  # only a provider the app injected or chat configured
-    return None if llm is None or getattr(llm, "name", "") == "offline" else llm
 
 
 def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],

@@ -62,6 +62,20 @@ class MemoryStore:
             self._llm = get_llm(self.config.llm_provider, self.config.llm_model)
         return self._llm
 
+    def planner(self) -> LLM | None:
+        """The model for per-turn decisions, or None to use the offline rules.
+
+        An injected LLM is used as given; otherwise the configured provider, and None when
+        that is offline — so the rules need no provider object and no SDK import.
+        """
+        if self._llm is None:
+            from agent.llm.registry import choose_provider
+
+            if choose_provider(self.config.llm_provider) == "offline":
+                return None
+        llm = self.llm
+        return None if llm.name == "offline" else llm
+
     def pair(self, user: str, character: str, *, create: bool = True) -> MemoryPair:
         """The pair's handle; creates the repository unless ``create=False``."""
         pair = MemoryPair(self, check_id(user, "user id"), check_id(character, "character id"))

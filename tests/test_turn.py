@@ -172,3 +172,15 @@ def test_pin_add_warns_over_budget(run_cli, isolated_env: Path, monkeypatch) -> 
     make_pair(isolated_env)
     result = run_cli("-u", "alex", "-c", "mira", "pin", "add", "a long pin " * 10)
     assert result.code == 0 and "pins budget" in result.err
+
+
+def test_the_planner_is_the_configured_provider_or_the_rules(isolated_env: Path, run_cli, monkeypatch) -> None:
+    from tests.conftest import FakeLLM
+
+    assert MemoryStore(isolated_env).planner() is None, "offline: rules, no provider object"
+    fake = FakeLLM()
+    assert MemoryStore(isolated_env, llm=fake).planner() is fake
+    make_pair(isolated_env)
+    monkeypatch.setenv("MEMFS_LLM_PROVIDER", "anthropic")
+    result = run_cli("-u", "alex", "-c", "mira", "context", "hello")
+    assert result.code == 2 and "ANTHROPIC_API_KEY" in result.err
