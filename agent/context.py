@@ -14,6 +14,7 @@ memory block.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from agent.plan import RetrievalPlan, decide
 from agent.window import current_window
 from memfs.history import Message
 from memfs.pins import parse_pins
+from memfs.repo import atomic_write
 from memfs.store import MemoryPair
 from memfs.tokens import count_tokens
 
@@ -86,7 +88,8 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
     if window and window[-1].role == "user" and window[-1].content == message:
         window = window[:-1]  # the message was already appended to history by the turn
     recent = [m.content for m in window[-12:]]
-    plan = decide(pair.store.planner(), message, recent, summary, pins)
+    plan = decide(pair.store.planner(), message, recent, summary, pins,
+                  memory_names=memory_names(pair, head))
     hits = _retrieve(pair, plan, window, now) if plan.need_retrieval else []
     memory, used = _memory_block(summary, hits, config.retrieval_budget)
     tokens = {"system": count_tokens(system), "summary": count_tokens(summary),
@@ -97,6 +100,21 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
                   tokens=tokens, head=head)
     _warn(ctx, pair, pins)
     return ctx
+
+
+def memory_names(pair: MemoryPair, head: str) -> frozenset[str]:
+    """Lower-cased entities of the active cards at ``head``, cached per commit in .memfs/."""
+    cache = pair.root / ".memfs" / "names.json"
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("head") == head:
+            return frozenset(data["names"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # derived data: anything unreadable is recomputed
+    names = sorted({e.lower() for c in pair.cards(rev=head) if c.status == "active"
+                    for e in c.entities if e.lower() != "user"})
+    atomic_write(cache, json.dumps({"head": head, "names": names}) + "\n")
+    return frozenset(names)
 
 
 def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from agent.llm.base import LLM, Tool
@@ -109,12 +108,14 @@ def _str_list(data: Mapping[str, Any], name: str, error: type[MemfsError]) -> li
 
 
 def decide(
-    llm: LLM | None, message: str, window: Sequence[str], summary: str = "", pins: str = ""
+    llm: LLM | None, message: str, window: Sequence[str], summary: str = "", pins: str = "",
+    memory_names: Collection[str] = (),
 ) -> RetrievalPlan:
     """The plan for this turn: rules when there is no model or the model is the offline
-    one (whose "decision" would only be these same rules), otherwise the model."""
+    one (whose "decision" would only be these same rules), otherwise the model.
+    ``memory_names``: lower-cased names long-term memory knows (card entities)."""
     if llm is None or getattr(llm, "name", "") == "offline":
-        return plan_offline(message, window, summary, pins)
+        return plan_offline(message, window, summary, pins, memory_names=memory_names)
     return plan_with_llm(llm, message, window, summary, pins)
 
 
@@ -160,12 +161,9 @@ def plan_with_llm(
 
 def plan_prompt() -> str:
     """The planner's system prompt, ``templates/plan_prompt.md``."""
-    source_tree = Path(__file__).resolve().parents[1] / "templates" / "plan_prompt.md"
-    if source_tree.is_file():
-        return source_tree.read_text(encoding="utf-8")
-    from memfs.templates import read_template
+    from memfs.assets import read_template
 
-    return str(read_template("plan_prompt.md"))
+    return read_template("plan_prompt.md")
 
 
 def render_request(message: str, window: Sequence[str], summary: str, pins: str) -> str:
@@ -460,15 +458,21 @@ def search_query(text: str) -> str:
 
 
 def plan_offline(
-    message: str, window: Sequence[str], summary: str = "", pins: str = ""
+    message: str, window: Sequence[str], summary: str = "", pins: str = "",
+    *, memory_names: Collection[str] = (),
 ) -> RetrievalPlan:
     """Deterministic rules: look for memory cues in ``message``; if there are some, skip
     anyway when the window, summary or pins already hold what the answer needs.
-    ``window`` is the recent message texts, oldest first."""
+    ``window`` is the recent message texts, oldest first. A question naming something
+    long-term memory knows (``memory_names``: "Harbor" is a card's entity) is a cue too:
+    that is how "When is the Harbor deadline?" differs from "Who was Napoleon?"."""
     text = _QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
     cues = _find_cues(text, entities)
+    remembered = [e for e in entities if e.lower() in memory_names]
+    if remembered and _is_question(text):
+        cues.append((f"{_MENTIONS} {', '.join(remembered)}, known to memory", 0.7))
     if not cues:
         small = bool(_SMALL_TALK.match(_FILLER.sub("", text) or text))
         return RetrievalPlan(False, confidence=0.9 if small else 0.7,

@@ -282,3 +282,12 @@ def test_a_constraint_answers_a_suggestion_only_in_its_own_domain() -> None:
     both = plan_offline(question, [], "The user hates horror films. The user is allergic to peanuts.", "")
     assert not both.need_retrieval and both.reason == "answered in summary"
     assert not plan_offline("Any snack ideas?", [], "", "- Allergic to peanuts").need_retrieval
+
+
+def test_a_question_naming_something_memory_knows_is_a_cue() -> None:
+    from agent.plan import plan_offline
+
+    assert not plan_offline("When is the Harbor deadline?", [], "", "").need_retrieval
+    plan = plan_offline("When is the Harbor deadline?", [], "", "", memory_names={"harbor"})
+    assert plan.need_retrieval and "Harbor" in plan.search_query
+    assert not plan_offline("Who was Napoleon?", [], "", "", memory_names={"harbor"}).need_retrieval

@@ -184,3 +184,15 @@ def test_the_planner_is_the_configured_provider_or_the_rules(isolated_env: Path,
     monkeypatch.setenv("MEMFS_LLM_PROVIDER", "anthropic")
     result = run_cli("-u", "alex", "-c", "mira", "context", "hello")
     assert result.code == 2 and "ANTHROPIC_API_KEY" in result.err
+
+
+def test_context_knows_the_names_in_long_term_memory(isolated_env: Path) -> None:
+    from memfs.gitio import USER
+    from tests.conftest import card_text
+
+    pair = make_pair(isolated_env)
+    pair.repo.commit({"cards/c-h.md": card_text("c-h", "Project Harbor's deadline is 12 January.",
+                                                entities=["user", "Harbor"])}, "card", "harbor", USER)
+    ctx = pair.context("When is the Harbor deadline?")
+    assert ctx.plan.need_retrieval
+    assert [h.id for h in ctx.hits][:1] == ["c-h"]
