@@ -1,6 +1,8 @@
-"""Search latency at 1k / 10k / 110k indexed items, peak memory, indexing vs encode throughput.
+"""Search latency at 1k / 10k / 110k indexed items, peak memory, indexing vs encode throughput,
+and cold start (the first search in a new process, as a one-shot ``memfs search`` does).
 
     python bench/search_bench.py [--scales 1000,10000,110000] [--queries 60] [--home DIR]
+    python bench/search_bench.py --cold 3 --reuse --throughput 0 --queries 0
 
 Item vectors at every scale are random-but-normalised, planted in the index's content-hash
 cache so that 110k real encodes (hours on 2 cores) are not needed; the measured query path
@@ -15,10 +17,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -115,6 +119,52 @@ def measure_latency(home: Path, embedder: SentenceTransformerEmbedder, n: int) -
             "maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
+def load_average() -> str:
+    """The 1/5/15-minute load average: the machine is shared, every number carries it."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def measure_cold(home: Path, model: str, runs: int) -> dict[str, object]:
+    """First search in new processes: one after deleting the index's state (vectors kept,
+    so it is the rebuild without embedding), then ``runs`` with the state left by the last.
+
+    Each child loads the model before the clock starts: what is timed is the index load and
+    the query, which is what a persisted index can speed up.
+    """
+    pair_root = home / "bench" / "mira"
+    folder = index_folder(pair_root, model)
+    for path in folder.iterdir() if folder.exists() else []:
+        if path.name != "vectors":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    rows = []
+    for run in range(runs + 1):
+        load = load_average()
+        out = subprocess.run([sys.executable, __file__, "--cold-child", str(home)],
+                             check=True, capture_output=True, text=True).stdout
+        row = json.loads(out.strip().splitlines()[-1])
+        rows.append({"state": "rebuilt" if run == 0 else "persisted", "load": load, **row})
+    persisted = [r["first_search_s"] for r in rows[1:]]
+    return {"cold_runs": rows, "cold_rebuild_s": rows[0]["first_search_s"],
+            "cold_persisted_s": min(persisted) if persisted else None}
+
+
+def cold_child(home: Path) -> None:
+    """One fresh process: load the model, then time the first and second search."""
+    embedder = SentenceTransformerEmbedder()
+    embedder.embed(["load the model"])
+    pair = MemoryStore(home, embedder=embedder).pair("bench", "mira", create=False)
+    t = time.perf_counter()
+    first = search(pair, QUERIES[0], k=5)
+    first_s = time.perf_counter() - t
+    t = time.perf_counter()
+    search(pair, QUERIES[1], k=5)
+    second_s = time.perf_counter() - t
+    print(json.dumps({"first_search_s": round(first_s, 3), "second_search_ms":
+                      round(1000 * second_s, 1), "top": first[0].id if first else None,
+                      "maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                         / 1024)}))
+
+
 def measure_throughput(home: Path, embedder: SentenceTransformerEmbedder,
                        n: int) -> dict[str, float]:
     """Raw encode, then indexing (append + reconcile), then raw encode again (load drifts)."""
@@ -150,7 +200,14 @@ def main() -> None:
     parser.add_argument("--home", default="/tmp/memfs-bench-search")
     parser.add_argument("--reuse", action="store_true",
                         help="Keep pairs built by an earlier run (latency only).")
+    parser.add_argument("--cold", type=int, default=0,
+                        help="Also time the first search in new processes (this many runs "
+                             "on the persisted state, after one rebuild).")
+    parser.add_argument("--cold-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold_child:
+        cold_child(Path(args.cold_child))
+        return
     embedder = SentenceTransformerEmbedder()
     results: dict[str, object] = {}
     if args.throughput:
@@ -164,8 +221,12 @@ def main() -> None:
         if not (args.reuse and (home / "bench" / "mira" / ".git").exists()):
             build_pair(home, n_cards, scale - n_cards, embedder.dim, embedder.name)
         built = time.perf_counter() - t
-        row = {"items": scale, "cards": n_cards, "messages": scale - n_cards,
-               "build_s": round(built, 1), **measure_latency(home, embedder, args.queries)}
+        row: dict[str, object] = {"items": scale, "cards": n_cards,
+                                  "messages": scale - n_cards, "build_s": round(built, 1)}
+        if args.cold:
+            row.update(measure_cold(home, embedder.name, args.cold))
+        if args.queries:
+            row.update({"load": load_average(), **measure_latency(home, embedder, args.queries)})
         results[str(scale)] = row
         print(json.dumps(row), flush=True)
     print(json.dumps(results, indent=2))
