@@ -17,10 +17,11 @@ from typing import Any
 from agent.compaction import CompactionEvent, split_window, write_event
 from agent.window import current_window
 from memfs import history
-from memfs.errors import BadInputError
+from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
 from memfs.history import Message
+from memfs.ids import check_id
 from memfs.repo import atomic_write
 from memfs.store import MemoryPair
 from memfs.tokens import count_tokens
@@ -40,8 +41,10 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     options = options or TurnOptions()
     appended: list[Message] = []
     events: list[CompactionEvent] = []
-    for number, raw in enumerate(messages):
-        role, content, ts, own_session = _validate(raw, number)
+    # Every message is checked before the first is appended: a bad line 3 must not leave
+    # lines 1-2 in history, to be appended again when the user fixes the file.
+    checked = [_validate(raw, number) for number, raw in enumerate(messages)]
+    for role, content, ts, own_session in checked:
         with pair.repo.lock():
             sid = own_session or session or current_session(pair, ts)
             appended.append(history.append(pair.root, sid, role, content, ts))
@@ -66,8 +69,13 @@ def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetim
     ts = history.parse_ts(raw["ts"], f"message {number + 1}: ts") if raw.get("ts") else \
         dt.datetime.now(dt.UTC)
     session = raw.get("session")
-    if session is not None and not isinstance(session, str):
-        raise BadInputError(f"message {number + 1}: session: must be a string")
+    if session is not None:
+        if not isinstance(session, str):
+            raise BadInputError(f"message {number + 1}: session: must be a string")
+        try:
+            check_id(session, "session id")
+        except InvalidIdError as exc:
+            raise BadInputError(f"message {number + 1}: session: {exc}") from None
     return role, content, ts, session
 
 

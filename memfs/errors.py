@@ -74,7 +74,11 @@ class GitError(MemfsError):
         self.command = command if isinstance(command, str) else " ".join(command)
         self.status = status
         self.stderr = stderr.strip()
-        super().__init__(f"git {self.command} failed ({status}): {self.stderr}")
+        verb = self.command.split(" ", 1)[0]
+        lines = [line.strip() for line in self.stderr.splitlines() if line.strip()]
+        said = next((line for line in lines if line.startswith(("fatal:", "error:"))),
+                    lines[-1] if lines else "no message")
+        super().__init__(f"git {verb} failed ({status}): {said}")
 
 
 class LLMError(MemfsError):

@@ -47,9 +47,13 @@ class PairRepo:
         check_id(character, "character id")
         if (root / ".git").exists():
             return cls.open(root), False
-        if root.exists() and any(root.iterdir()):
-            raise BadInputError(f"{root}: exists and is not a memfs pair repository")
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            if root.exists() and any(root.iterdir()):
+                raise BadInputError(f"{root}: exists and is not a memfs pair repository")
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInputError(f"{root}: cannot create the pair repository "
+                                f"({exc.strerror})") from None
         run_git(root, "init", "-q", "-b", "main")
         hooks.install(root / ".git")
         repo = cls(root)
@@ -124,11 +128,26 @@ class PairRepo:
                                  actor)
 
     def commit_paths(self, work: Path, paths: list[str], msg: str, actor: Actor) -> str | None:
-        """Commit the working-tree state of ``paths`` (and only them), if it changed."""
+        """Commit the working-tree state of ``paths`` (and only them), if it changed.
+
+        A refused commit leaves the user's staging area as it found it, and a refusal by
+        the pair's hook is bad input (the hook's own words), not a git failure.
+        """
         run_git(work, "add", "-A", "--", *paths)
         if not run_git(work, "diff", "--cached", "--name-only", "--", *paths).strip():
             return None
-        run_git(work, "commit", "-q", "-m", msg, "--", *paths, env=actor_env(actor))
+        try:
+            run_git(work, "commit", "-q", "-m", msg, "--", *paths, env=actor_env(actor))
+        except GitError as exc:
+            try:
+                run_git(work, "reset", "-q", "--", *paths)
+            except GitError:
+                pass  # no HEAD yet: nothing to reset to
+            refusals = [line.strip()[7:] for line in exc.stderr.splitlines()
+                        if line.strip().startswith("memfs: ") and "refused the commit" not in line]
+            if refusals:
+                raise BadInputError("; ".join(refusals)) from exc
+            raise
         return run_git(work, "rev-parse", "HEAD").strip()
 
 

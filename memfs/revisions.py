@@ -111,6 +111,10 @@ def revert(repo: PairRepo, rev: str) -> str:
         entry = log(repo, 1, sha)[0]
         if not entry.parents:
             raise BadInputError(f"{rev}: the first commit of a pair cannot be reverted")
+        staged = run_git(repo.root, "diff", "--cached", "--name-only").split()
+        if staged:
+            raise ConflictError(f"staged changes in {', '.join(staged[:3])}: commit or unstage "
+                                "them first (`git restore --staged .`); nothing was reverted")
         args = ["revert", "--no-commit"] + (["-m", "1"] if len(entry.parents) > 1 else [])
         try:
             run_git(repo.root, *args, sha)

@@ -127,18 +127,25 @@ class MemoryPair:
     def pins(self) -> list[str]:
         return pinfile.parse_pins(self.repo.read_worktree("system/pins.md") or "").texts()
 
+    def _pins_text(self) -> str:
+        """The pins file as saved; an invalid hand edit is refused, not built upon."""
+        text = self.repo.read_worktree("system/pins.md") or ""
+        problems = pinfile.parse_pins(text).problems
+        if problems:
+            raise BadInputError(f"system/pins.md: {problems[0]} (an uncommitted hand edit: "
+                                "fix it, or `git checkout system/pins.md` to drop it)")
+        return text
+
     def pin(self, text: str) -> str | None:
         """Pin ``text``: it is in front of the model on every turn from now on."""
         with self.repo.lock():
-            current = self.repo.read_worktree("system/pins.md") or ""
-            new = pinfile.add_pin(current, text)
+            new = pinfile.add_pin(self._pins_text(), text)
             return self.repo.commit({"system/pins.md": new}, "pin", f"add {_quote(text)}", USER)
 
     def unpin(self, number: int) -> str:
         """Remove pin ``number`` (1-based); returns the removed pin's text."""
         with self.repo.lock():
-            new, removed = pinfile.remove_pin(self.repo.read_worktree("system/pins.md") or "",
-                                              number)
+            new, removed = pinfile.remove_pin(self._pins_text(), number)
             self.repo.commit({"system/pins.md": new}, "pin", f"remove {_quote(removed)}", USER)
             return removed
 

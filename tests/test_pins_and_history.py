@@ -117,3 +117,44 @@ def test_commands_that_do_not_search_never_import_torch(args: list[str], isolate
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().endswith("[]")
+
+
+def test_revert_refuses_to_sweep_in_staged_changes(run_cli, pair: MemoryPair) -> None:
+    pair.pin("one")
+    head = pair.repo.head()
+    (pair.root / "summary.md").write_text("my own staged text\n")
+    subprocess.run(["git", "add", "summary.md"], cwd=pair.root, check=True)
+    result = run_cli("-u", "alex", "-c", "mira", "revert", "HEAD")
+    assert result.code == 1 and "staged changes in summary.md" in result.err
+    assert pair.repo.head() == head
+    assert git(pair.root, "diff", "--cached", "--name-only") == "summary.md\n", "the user's staging is kept"
+
+
+def test_pin_add_refuses_to_build_on_an_invalid_hand_edit(run_cli, pair: MemoryPair) -> None:
+    pair.pin("A")
+    head = pair.repo.head()
+    (pair.root / "system" / "pins.md").write_text("# Pins\n\nnot a list\n\n- A\n")
+    result = run_cli("-u", "alex", "-c", "mira", "pin", "add", "B")
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and "system/pins.md: line 3: not a list item" in result.err
+    assert (pair.root / "system" / "pins.md").read_text() == "# Pins\n\nnot a list\n\n- A\n"
+    assert pair.repo.head() == head
+    assert git(pair.root, "diff", "--cached", "--name-only") == ""
+
+
+def test_a_hook_refusal_is_one_line_and_leaves_nothing_staged(pair: MemoryPair) -> None:
+    from memfs.errors import BadInputError
+    from memfs.gitio import USER
+
+    with pytest.raises(BadInputError) as info:
+        pair.repo.commit({"cards/c-bad.md": "---\nid: c-bad\ntype: nope\nstatus: active\n"
+                          "created: 2026-01-01\n---\nx\n"}, "card", "bad", USER)
+    assert "\n" not in str(info.value) and "cards/c-bad.md: type: must be one of" in str(info.value)
+    assert git(pair.root, "diff", "--cached", "--name-only") == ""
+
+
+def test_an_unusable_home_is_one_clear_line(run_cli, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("--home", str(blocker / "home"), "-u", "a", "-c", "b", "init")
+    assert result.code == 2 and result.err.count("\n") == 1 and "cannot create" in result.err

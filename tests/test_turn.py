@@ -60,14 +60,27 @@ def test_message_is_durable_before_compaction_runs(isolated_env: Path, monkeypat
     assert [json.loads(line)["content"] for line in lines] == ["hi", "yo"]
 
 
-def test_ingest_refuses_bad_line_before_appending_anything(run_cli, isolated_env: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bad", "where"), [
+    ('{"role": "robot", "content": "no"}', "line 3: role"),
+    ('{"role": "user", "content": "x", "ts": "garbage"}', "line 3: ts"),
+    ('{"role": "user", "content": "x", "session": 7}', "line 3: session"),
+    ('{"role": "user", "content": "x", "session": "../evil"}', "line 3: session: invalid session id"),
+])
+def test_ingest_refuses_bad_line_before_appending_anything(run_cli, isolated_env: Path, tmp_path: Path,
+                                                           bad: str, where: str) -> None:
     make_pair(isolated_env)
     path = tmp_path / "t.jsonl"
-    path.write_text('{"role": "user", "content": "ok"}\n{"role": "robot", "content": "no"}\n')
+    path.write_text('{"role": "user", "content": "ok"}\n\n' + bad + "\n")
     result = run_cli("-u", "alex", "-c", "mira", "ingest", str(path))
     assert result.code == 2
-    assert f"{path}: line 2: role" in result.err
+    assert f"{path}: {where}" in result.err, result.err
     assert not list((isolated_env / "alex" / "mira" / "history").glob("*.jsonl"))
+
+
+def test_ingest_of_a_directory_is_one_clear_line(run_cli, isolated_env: Path, tmp_path: Path) -> None:
+    make_pair(isolated_env)
+    result = run_cli("-u", "alex", "-c", "mira", "ingest", str(tmp_path))
+    assert result.code == 2 and "is a directory" in result.err
 
 
 def test_ingest_records_sessions_and_commits_history(run_cli, isolated_env: Path, tmp_path: Path) -> None:

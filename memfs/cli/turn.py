@@ -13,13 +13,18 @@ from memfs.errors import BadInputError
 
 
 def read_transcript(path: Path) -> list[dict[str, Any]]:
-    """A JSONL transcript; every bad line is refused before anything is appended."""
+    """A JSONL transcript. Shape errors are named by line here; ``add_messages`` then checks
+    every message (ts, session) before it appends the first, so nothing is half-ingested."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{path}: is a directory, not a JSONL file") from None
     except UnicodeDecodeError:
         raise BadInputError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read ({exc.strerror})") from None
     messages = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -37,6 +42,7 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
             raise BadInputError(f"{path}: line {number}: role: must be 'user' or 'assistant'")
         if not isinstance(record["content"], str):
             raise BadInputError(f"{path}: line {number}: content: must be a string")
+        record["_line"] = number
         messages.append(record)
     return messages
 
@@ -51,10 +57,24 @@ def ingest(state: State, file: Path, no_dream: bool) -> None:
 
     pair = state.pair()
     messages = read_transcript(file)
-    added = add_messages(pair, messages, options=TurnOptions(dream="none" if no_dream else "spawn"))
+    try:
+        added = add_messages(pair, [{k: v for k, v in m.items() if k != "_line"} for m in messages],
+                             options=TurnOptions(dream="none" if no_dream else "spawn"))
+    except BadInputError as exc:
+        raise BadInputError(f"{file}: {_line_of(str(exc), messages)}") from None
     end_session(pair)
     sessions = sorted({m.session for m in added})
     console.print(f"ingested {len(added)} messages into {len(sessions)} session(s)")
+
+
+def _line_of(error: str, messages: list[dict[str, Any]]) -> str:
+    """'message 3: ts: ...' → 'line 5: ts: ...' (blank lines make them differ)."""
+    head, sep, rest = error.partition(": ")
+    if head.startswith("message ") and head[8:].isdigit() and sep:
+        number = int(head[8:])
+        if 1 <= number <= len(messages):
+            return f"line {messages[number - 1]['_line']}: {rest}"
+    return error
 
 
 @cli.command()
