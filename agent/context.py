@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.plan import RetrievalPlan, decide
 from agent.window import current_window
+from memfs.errors import BadInputError
 from memfs.history import Message
 from memfs.pins import parse_pins
 from memfs.repo import atomic_write
@@ -80,6 +81,8 @@ def system_block(pair: MemoryPair, rev: str = "HEAD") -> tuple[str, str]:
 def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = None,
                   window: list[Message] | None = None) -> Context:
     """Assemble the context for ``message`` (read-only: nothing is appended or committed)."""
+    if not message.strip():
+        raise BadInputError("message: is empty")
     config = pair.config
     head = pair.repo.head()
     system, pins = system_block(pair, head)

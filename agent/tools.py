@@ -60,7 +60,10 @@ def _search(pair: MemoryPair, args: dict[str, Any]) -> str:
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         raise BadInputError("search_memory: query must be a non-empty string")
-    hits = pair.search(query, k=min(int(args.get("k") or 5), 10))
+    k = args.get("k", 5)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10:
+        raise BadInputError(f"search_memory: k must be a whole number from 1 to 10 (got {k!r})")
+    hits = pair.search(query, k=k)
     return "\n".join(f"{h.id} [{h.kind}, {h.status}] {h.text}" for h in hits) or "nothing found"
 
 
@@ -70,7 +73,7 @@ def _write(pair: MemoryPair, args: dict[str, Any], session: str | None) -> str:
     try:
         card = Card(id=f"c-{secrets.token_hex(3)}", type=str(args.get("type")),
                     body=str(args.get("body", "")).strip(),
-                    entities=tuple(str(e) for e in args.get("entities") or ["user"]),
+                    entities=_names(args.get("entities")),
                     created=now, updated=now, salience=float(args.get("salience", 0.5)),
                     expires=dt.date.fromisoformat(expires) if expires else None,
                     source=Source(session, ()) if session else None)
@@ -82,6 +85,17 @@ def _write(pair: MemoryPair, args: dict[str, Any], session: str | None) -> str:
     pair.repo.commit({card.path: card.to_text()}, "card", f"agent writes {card.id}", AGENT,
                      session=session)
     return f"saved as {card.id}"
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """Entities as the model gave them: a list, or one name as a string."""
+    if value is None or value == []:
+        return ("user",)
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise BadInputError("write_card: entities must be a list of names")
 
 
 def _mark_stale(pair: MemoryPair, args: dict[str, Any], session: str | None) -> str:

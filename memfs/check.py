@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from memfs.cards import Card
 from memfs.errors import CardParseError
+from memfs.history import line_problem
 from memfs.pins import parse_pins
 
 
@@ -60,16 +61,20 @@ def _card(path: str, text: str) -> list[Problem]:
 def _history(path: str, text: str) -> list[Problem]:
     if not path.endswith(".jsonl"):
         return [Problem(path, "history/ holds only <session>.jsonl files")]
+    problems = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            return [Problem(path, f"line {number}: not valid JSON")]
-        if not isinstance(record, dict) or not {"role", "content"} <= record.keys():
-            return [Problem(path, f"line {number}: a message needs 'role' and 'content'")]
-    return []
+            problems.append(Problem(path, f"line {number}: not valid JSON"))
+            continue
+        if isinstance(record, dict) and not {"role", "content"} <= record.keys():
+            problems.append(Problem(path, f"line {number}: a message needs 'role' and 'content'"))
+        elif (reason := line_problem(record)) is not None:
+            problems.append(Problem(path, f"line {number}: {reason}"))
+    return problems
 
 
 def check_tree(root: Path) -> list[Problem]:

@@ -115,20 +115,41 @@ def _drop_torn_tail(path: Path) -> None:
         handle.truncate(data.rfind(b"\n") + 1)
 
 
+def line_problem(record: object) -> str | None:
+    """Why a parsed history line is not a message (None when it is one)."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if record.get("role") not in ROLES:
+        return "role: must be 'user' or 'assistant'"
+    if not isinstance(record.get("content"), str):
+        return "content: must be a string"
+    turn = record.get("turn")
+    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
+        return "turn: must be a whole number"
+    if "ts" in record:
+        try:
+            parse_ts(record["ts"])
+        except BadInputError:
+            return "ts: not an ISO-8601 timestamp"
+    return None
+
+
 def read_session(path: Path) -> list[Message]:
+    """The messages of one session file. Lines that are not messages (a hand edit gone
+    wrong, a torn last line) are skipped here and reported by `memfs check`."""
     session = path.stem
     messages: list[Message] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle):
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                if not line.endswith("\n"):
-                    break  # a torn last line from a crash mid-write: not a message yet
-                raise BadInputError(f"{path}: line {number + 1}: not valid JSON") from None
-            messages.append(Message(session=record.get("session", session),
+                continue
+            if line_problem(record) is not None:
+                continue
+            messages.append(Message(session=str(record.get("session") or session),
                                     turn=int(record.get("turn", len(messages))),
                                     role=record["role"], content=record["content"],
                                     ts=parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))

@@ -95,13 +95,14 @@ def recover_git_locks(git_dir: Path) -> list[Path]:
         time.sleep(0.05)
         git_running = _git_processes_in(git_dir.parent)
     stale = [p for p in stale if p.exists()]
+    if git_running:
+        return []  # a live git (a hand commit in an editor) owns them: never pull them away
     open_now = _open_files()
     removed = []
     for path in stale:
-        if open_now is None or git_running:
-            if time.time() - path.stat().st_mtime < 60:
-                continue
-        elif str(path.resolve()) in open_now:
+        if open_now is None and time.time() - path.stat().st_mtime < 60:
+            continue  # cannot see open files here: only clearly old locks are stale
+        if open_now is not None and str(path.resolve()) in open_now:
             continue
         path.unlink(missing_ok=True)
         removed.append(path)
@@ -122,7 +123,7 @@ def _git_processes_in(root: Path) -> bool:
             cwd = os.readlink(pid_dir / "cwd")
         except OSError:
             continue
-        if cwd == top or cwd.startswith(top + os.sep) or "/.memfs/worktrees/" in cwd:
+        if cwd == top or cwd.startswith(top + os.sep):  # includes .memfs/worktrees/
             return True
     return False
 

@@ -103,3 +103,11 @@ def test_tool_loop_with_a_tool_capable_provider(isolated_env: Path) -> None:
     turn_calls = [c for c in llm.calls if c["tools"] == ["search_memory", "write_card", "mark_stale"]]
     assert len(turn_calls) == 2
     assert "Tool results" in turn_calls[1]["messages"][-1]["content"]
+
+
+def test_agent_tools_survive_odd_model_arguments(isolated_env: Path) -> None:
+    pair = chat_pair(isolated_env, FakeLLM())
+    assert run_tool(pair, ToolCall("t1", "search_memory", {"query": "dog", "k": "lots"})).startswith("error:")
+    saved = run_tool(pair, ToolCall("t2", "write_card", {"type": "fact", "body": "The user knows Lin.",
+                                                          "entities": "Lin"}))
+    assert pair.card(saved.split()[-1]).entities == ("Lin",)

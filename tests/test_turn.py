@@ -209,3 +209,21 @@ def test_context_knows_the_names_in_long_term_memory(isolated_env: Path) -> None
     ctx = pair.context("When is the Harbor deadline?")
     assert ctx.plan.need_retrieval
     assert [h.id for h in ctx.hits][:1] == ["c-h"]
+
+
+def test_hand_broken_history_lines_are_skipped_and_reported(isolated_env: Path, run_cli) -> None:
+    pair = make_pair(isolated_env)
+    add_messages(pair, exchange(1, words=2), session="s-a", options=TurnOptions(dream="none"))
+    with (pair.root / "history" / "s-a.jsonl").open("a") as handle:
+        handle.write('{"role": "user"}\n{"role": "user", "content": "x", "turn": "a"}\n[1]\nnot json\n')
+    assert pair.context("hello").messages[-1]["content"] == "hello"
+    result = run_cli("-u", "alex", "-c", "mira", "check", "--json")
+    reasons = [p["reason"] for p in result.json()["problems"]]
+    assert result.code == 1 and len(reasons) == 4
+    assert reasons[1] == "line 4: turn: must be a whole number"
+
+
+def test_context_of_an_empty_message_is_bad_input(isolated_env: Path, run_cli) -> None:
+    make_pair(isolated_env)
+    result = run_cli("-u", "alex", "-c", "mira", "context", "  ")
+    assert result.code == 2 and "message" in result.err
