@@ -39,7 +39,7 @@ def parse_pins(text: str) -> PinFile:
     result = PinFile(lines=lines)
     tokens = _MD.parse(text)
     depth = 0
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         if tok.type in ("bullet_list_open", "ordered_list_open"):
             depth += 1
         elif tok.type in ("bullet_list_close", "ordered_list_close"):
@@ -53,7 +53,6 @@ def parse_pins(text: str) -> PinFile:
                                                              "table_open") and tok.map:
             result.problems.append(
                 f"line {tok.map[0] + 1}: not a list item (each pin is one '- ' item)")
-        del i
     for pin in result.pins:
         if not pin.text:
             result.problems.append(f"line {pin.start + 1}: empty pin")

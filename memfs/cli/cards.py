@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import click
 from rich.table import Table
 
-from memfs.cards import STATUSES
+from memfs.cards import STATUSES, Card
 from memfs.cli.common import State, cli, console, pass_state, print_json
 
 
@@ -25,8 +27,12 @@ def card_ls(state: State, status: str | None, as_json: bool) -> None:
         print_json({"cards": [card_json(c) for c in cards]})
         return
     table = Table("id", "type", "status", "expires", "body", box=None)
+    today = dt.date.today()
     for c in cards:
-        table.add_row(c.id, c.type, c.status, str(c.expires or ""), _short(c.body))
+        status = c.status
+        if c.status == "active" and c.expires is not None and c.expires < today:
+            status = "active (past expires: searched as expired)"
+        table.add_row(c.id, c.type, status, str(c.expires or ""), _short(c.body))
     console.print(table)
     console.print(f"{len(cards)} card(s)")
 
@@ -44,10 +50,7 @@ def card_show(state: State, card_id: str, as_json: bool) -> None:
         click.echo(c.to_text(), nl=False)
 
 
-def card_json(c: object) -> dict[str, object]:
-    from memfs.cards import Card
-
-    assert isinstance(c, Card)
+def card_json(c: Card) -> dict[str, object]:
     return {"id": c.id, "type": c.type, "status": c.status, "entities": list(c.entities),
             "created": c.created.isoformat(), "updated": c.updated and c.updated.isoformat(),
             "valid_from": c.valid_from and c.valid_from.isoformat(),
