@@ -99,9 +99,26 @@ def handle_changes(repo: PairRepo, paths: Iterable[str], *,
             elif data is not None and seen.get(path) != blob_id(data):
                 seen[path] = blob_id(data)
                 problems += found
+        _hold_renames_of_invalid(repo, blobs, stable, {p.path for p in problems} | set(seen))
         sha = _commit_exact(repo, blobs) if blobs else None
     return WatchReport(sha, tuple(sorted(blobs)) if sha else (), tuple(problems),
                        tuple(unsettled))
+
+
+def _hold_renames_of_invalid(repo: PairRepo, blobs: dict[str, bytes | None],
+                             stable: dict[str, bytes | None], invalid: set[str]) -> None:
+    """A file renamed to a name that does not validate (``mv c-1.md c-2.md`` with ``id:
+    c-1`` inside) must not be committed as a bare deletion: the memory would vanish until
+    the user notices. Its deletion waits until the new file validates."""
+    moved_to = {blob_id(data) for path, data in stable.items()
+                if path in invalid and data is not None}
+    deleted = [path for path, data in blobs.items() if data is None]
+    if not moved_to or not deleted:
+        return
+    head = _head_blobs(repo, deleted)
+    for path in deleted:
+        if head.get(path) in moved_to:
+            del blobs[path]
 
 
 def _under(path: str, prefixes: list[str]) -> bool:

@@ -395,3 +395,15 @@ def test_a_commit_made_meanwhile_is_never_overwritten(pair: MemoryPair) -> None:
     assert head_text(pair.root, "history/.gitkeep") == "raced\n"
     assert head_text(pair.root, "system/pins.md") == PINS
     assert git(pair.root, "status", "--porcelain").strip() == ""
+
+
+def test_renaming_a_card_to_a_name_that_does_not_match_its_id_deletes_nothing(pair: MemoryPair) -> None:
+    (pair.root / "cards/c-keep.md").write_text(CARD.format(id="c-keep", body="Alex has a corgi."))
+    handle_changes(pair.repo, ["cards/c-keep.md"], recheck=0)
+    os.rename(pair.root / "cards/c-keep.md", pair.root / "cards/c-other.md")
+    report = handle_changes(pair.repo, ["cards/c-keep.md", "cards/c-other.md"], recheck=0)
+    assert report.commit is None and report.problems, "the mismatch is reported, nothing committed"
+    assert head_text(pair.root, "cards/c-keep.md") is not None, "the memory is still at HEAD"
+    (pair.root / "cards/c-other.md").write_text(CARD.format(id="c-other", body="Alex has a corgi."))
+    report = handle_changes(pair.repo, ["cards/c-keep.md", "cards/c-other.md"], recheck=0)
+    assert report.committed == ("cards/c-keep.md", "cards/c-other.md")
