@@ -144,3 +144,16 @@ def _open_files() -> set[str] | None:
         except OSError:
             continue
     return seen
+
+
+def pid_alive(pid: object) -> bool:
+    """Is there a live process with this pid (status files name their writer)?"""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, just not ours
+    return True

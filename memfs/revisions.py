@@ -88,11 +88,26 @@ def resolve(repo: PairRepo, rev: str) -> str:
 def diff(repo: PairRepo, rev: str | None = None) -> str:
     """Uncommitted changes (no ``rev``), or what ``rev`` changed against its first parent."""
     if rev is None:
-        return run_git(repo.root, "diff", "HEAD")
+        return run_git(repo.root, "diff", "HEAD") + _untracked(repo)
     sha = resolve(repo, rev)
     parents = run_git(repo.root, "rev-list", "--parents", "-n1", sha).split()[1:]
     base = parents[0] if parents else _empty_tree(repo)
     return run_git(repo.root, "diff", base, sha)
+
+
+def _untracked(repo: PairRepo) -> str:
+    """New files nobody committed yet (a hand-written card), as diffs against nothing."""
+    out = []
+    listed = run_git(repo.root, "ls-files", "--others", "--exclude-standard", "-z")
+    for path in sorted(p for p in listed.split("\0") if p and not p.rsplit("/", 1)[-1].startswith(".")):
+        try:
+            lines = (repo.root / path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = ["(not UTF-8 text)"]
+        out.append(f"diff --git a/{path} b/{path}\nnew file (untracked)\n--- /dev/null\n"
+                   f"+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n"
+                   + "".join(f"+{line}\n" for line in lines))
+    return "".join(out)
 
 
 def show(repo: PairRepo, rev: str) -> str:

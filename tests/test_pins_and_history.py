@@ -158,3 +158,11 @@ def test_an_unusable_home_is_one_clear_line(run_cli, tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     result = run_cli("--home", str(blocker / "home"), "-u", "a", "-c", "b", "init")
     assert result.code == 2 and result.err.count("\n") == 1 and "cannot create" in result.err
+
+
+def test_diff_without_a_revision_shows_new_hand_written_cards(run_cli, pair: MemoryPair) -> None:
+    from tests.conftest import card_text
+
+    (pair.root / "cards" / "c-new.md").write_text(card_text("c-new", "The user likes tea."))
+    out = run_cli("-u", "alex", "-c", "mira", "diff").out
+    assert "b/cards/c-new.md" in out and "+The user likes tea." in out

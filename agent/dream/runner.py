@@ -42,6 +42,7 @@ from memfs.cardstore import load_cards
 from memfs.errors import BadInputError, MemfsError
 from memfs.gitio import DREAM, message
 from memfs.history import Message, format_ts, read_session
+from memfs.lock import pid_alive
 
 if TYPE_CHECKING:
     from agent.llm.base import LLM
@@ -317,19 +318,9 @@ def read_status(root: Path) -> dict[str, Any] | None:
         data: dict[str, Any] = json.loads((root / STATUS).read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return None
-    return data if _alive(data.get("pid")) else None
+    return data if pid_alive(data.get("pid")) else None
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _checkpoint(root: Path, step: str) -> None:

@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from memfs.cards import STATUSES, Card
-from memfs.cli.common import State, cli, console, pass_state, print_json
+from memfs.cli.common import State, cli, console, pass_state, print_json, short
 
 
 @cli.group()
@@ -32,7 +32,7 @@ def card_ls(state: State, status: str | None, as_json: bool) -> None:
         status = c.status
         if c.status == "active" and c.expires is not None and c.expires < today:
             status = "active (past expires: searched as expired)"
-        table.add_row(c.id, c.type, status, str(c.expires or ""), _short(c.body))
+        table.add_row(c.id, c.type, status, str(c.expires or ""), short(c.body))
     console.print(table)
     console.print(f"{len(cards)} card(s)")
 
@@ -58,8 +58,3 @@ def card_json(c: Card) -> dict[str, object]:
             "superseded_by": c.superseded_by, "salience": c.salience,
             "source": c.source and {"session": c.source.session, "turns": list(c.source.turns)},
             "body": c.body, "path": c.path}
-
-
-def _short(text: str, width: int = 70) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"

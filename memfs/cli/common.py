@@ -64,3 +64,9 @@ def print_json(data: Any) -> None:
 
 def warn(text: str) -> None:
     err_console.print(f"[yellow]warning:[/yellow] {text}")
+
+
+def short(text: str, width: int = 70) -> str:
+    """One line of at most ``width`` characters, for tables."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

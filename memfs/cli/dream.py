@@ -34,8 +34,9 @@ def dream(state: State, as_json: bool) -> None:
                           f"{escape(result.error or '')}")
         else:
             console.print(f"{result.event}: {result.status}")
+        kept = "" if result.status == "merged" else "  (not kept)"
         for subject in result.commits:
-            console.print(f"    {subject}", markup=False)
+            console.print(f"    {subject}{kept}", markup=False)
         for note in result.notes:
             console.print(f"    {escape(note)}", style="yellow")
     if any(r.status == "failed" for r in run.results):

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from memfs.cli.common import State, cli, console, err_console, pass_state, print_json
+from memfs.cli.common import State, cli, console, err_console, pass_state, print_json, short
 
 
 @cli.command("search")
@@ -40,7 +40,7 @@ def search_cmd(state: State, query: str, k: int, as_json: bool, explain: bool,
         where = hit.path if hit.kind != "message" else f"{hit.path} turn {hit.turn} · {hit.ts}"
         console.print(f"[bold]{number}. {escape(hit.id)}[/bold] [dim]{hit.kind} · "
                       f"{escape(where)} · score {hit.score:.3f}[/dim]{mark}")
-        console.print(f"   {escape(_short(hit.text))}")
+        console.print(f"   {escape(short(hit.text, 300))}")
         if explain:
             table = Table(box=None, show_header=False, padding=(0, 1, 0, 3))
             for name, value in hit.signals.items():
@@ -67,8 +67,3 @@ def reindex_cmd(state: State, no_cache: bool) -> None:
         plan = reindex(pair.root, embedder, progress, keep_vectors=not no_cache)
     console.print(f"indexed {len(plan.added) + len(plan.changed)} record(s); "
                   f"embedded {plan.embedded}, the rest from the vector cache")
-
-
-def _short(text: str, width: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"

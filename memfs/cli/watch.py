@@ -14,6 +14,7 @@ import click
 
 from memfs.cli.common import State, cli, pass_state
 from memfs.errors import BadInputError, MemfsError
+from memfs.lock import pid_alive
 from memfs.watch import ReportCallback, Watcher, WatchReport
 
 STATUS_NAME = "watch-status.json"
@@ -71,14 +72,8 @@ def _refuse_second_watcher(status_file: Path) -> None:
         pid = int(json.loads(status_file.read_text(encoding="utf-8"))["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return
-    if pid == os.getpid():
+    if pid == os.getpid() or not pid_alive(pid):
         return
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return
-    except PermissionError:
-        pass
     raise BadInputError(f"{status_file.parent.parent}: already watched by process {pid} "
                         f"(see {status_file})")
 
