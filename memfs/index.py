@@ -17,13 +17,16 @@ indexed: it is in context on every turn anyway.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+import zipfile
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ from memfs.gitio import run_git
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, names, tokenize
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 SUMMARY_SPLIT_CHARS = 1200
 STATUS_CODES = {"active": 0, "stale": 1, "expired": 2, "deleted": 3}
 KIND_CODES = {"card": 0, "summary": 1, "message": 2}
@@ -138,14 +141,164 @@ def outdated_messages(items: Sequence[Item]) -> tuple[frozenset[str], frozenset[
     return frozenset(dead - live), frozenset(live)
 
 
+# -- rows of items ---------------------------------------------------------------------------
+
+_GONE = Item("message", "", "", "", "", status="deleted")
+"""What a removed row reads as: never returned (its status is deleted, no position points at it)."""
+
+
+class ItemTable:
+    """The index's rows, each an ``Item``: message rows as columns, other rows as ``Item``s.
+
+    Messages are nearly all of a big pair, so they are kept as plain columns: the table
+    saves to and loads from a few arrays (``to_arrays`` / ``from_arrays``) without building
+    100k objects, and a message row becomes an ``Item`` only when read (a search reads a
+    few hundred). Rows loaded from disk stay in numpy arrays; rows added since, in lists.
+    """
+
+    def __init__(self) -> None:
+        self.sessions: list[str] = []
+        self.roles: list[str] = []
+        self.other: dict[int, Item] = {}
+        """Card and summary rows (and removed ones, which are never read)."""
+        self._codes: dict[str, dict[str, int]] = {"session": {}, "role": {}}
+        self._base = 0
+        self._cols: dict[str, Any] = {
+            "session": np.full(0, -1, dtype=np.int32), "turn": np.zeros(0, dtype=np.int32),
+            "role": np.zeros(0, dtype=np.int8), "time": np.zeros(0, dtype=np.float64)}
+        self._text, self._text_off = b"", np.zeros(1, dtype=np.int64)
+        self._ents, self._ents_off = b"", np.zeros(1, dtype=np.int64)
+        self._tail: dict[str, list[Any]] = {k: [] for k in ("session", "turn", "role", "time",
+                                                            "text", "ents")}
+
+    def __len__(self) -> int:
+        return self._base + len(self._tail["session"])
+
+    def __getitem__(self, row: int) -> Item:
+        item = self.other.get(row)
+        if item is not None:
+            return item
+        if row < self._base:
+            session = int(self._cols["session"][row])
+            if session < 0:
+                return _GONE
+            a, b = self._text_off[row], self._text_off[row + 1]
+            text = self._text[a:b].decode("utf-8")
+            a, b = self._ents_off[row], self._ents_off[row + 1]
+            ents = self._ents[a:b].decode("utf-8")
+            turn, role = int(self._cols["turn"][row]), int(self._cols["role"][row])
+            when = float(self._cols["time"][row])
+        else:
+            tail, j = self._tail, row - self._base
+            session = tail["session"][j]
+            if session < 0:
+                return _GONE
+            text, ents, turn, role, when = (tail["text"][j], tail["ents"][j], tail["turn"][j],
+                                            tail["role"][j], tail["time"][j])
+        name = self.sessions[session]
+        return Item("message", f"{name}:{turn}", f"history/{name}.jsonl", text, text,
+                    time=when, session=name, turn=turn, role=self.roles[role],
+                    entities=tuple(ents.split("\x1f")) if ents else ())
+
+    def extend(self, items: Sequence[Item]) -> None:
+        tail = self._tail
+        for item in items:
+            row = len(self)
+            is_message = _plain_message(item)
+            if not is_message:
+                self.other[row] = item
+            tail["session"].append(self._code("session", item.session) if is_message else -1)
+            tail["turn"].append(item.turn if is_message else 0)
+            tail["role"].append(self._code("role", item.role) if is_message else 0)
+            tail["time"].append(item.time)
+            tail["text"].append(item.text if is_message else "")
+            tail["ents"].append("\x1f".join(item.entities) if is_message else "")
+
+    def _code(self, column: str, value: str | None) -> int:
+        codes, names = self._codes[column], self.sessions if column == "session" else self.roles
+        code = codes.get(value or "")
+        if code is None:
+            code = codes[value or ""] = len(names)
+            names.append(value or "")
+        return code
+
+    def message_ids(self) -> list[str | None]:
+        """Every row's message id (None for other rows), without building ``Item``s."""
+        sessions = np.concatenate([self._cols["session"],
+                                   np.array(self._tail["session"], dtype=np.int32)]).tolist()
+        turns = np.concatenate([self._cols["turn"],
+                                np.array(self._tail["turn"], dtype=np.int32)]).tolist()
+        names = self.sessions
+        return [f"{names[s]}:{t}" if s >= 0 else None for s, t in zip(sessions, turns)]
+
+    def to_arrays(self) -> dict[str, np.ndarray[Any, Any]]:
+        """The message columns (``other``, ``sessions`` and ``roles`` are saved as JSON)."""
+        tail = self._tail
+        out = {f"msg_{k}": np.concatenate([self._cols[k], np.array(tail[k], dtype=v.dtype)])
+               for k, v in self._cols.items()}
+        for name, blob, offsets in (("text", self._text, self._text_off),
+                                    ("ents", self._ents, self._ents_off)):
+            added = [t.encode("utf-8") for t in tail[name]]
+            lengths = np.array([len(a) for a in added], dtype=np.int64)
+            out[f"msg_{name}"] = np.frombuffer(blob + b"".join(added), dtype=np.uint8)
+            out[f"msg_{name}_off"] = np.concatenate([offsets, offsets[-1] + np.cumsum(lengths)])
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray[Any, Any]], sessions: list[str],
+                    roles: list[str], other: dict[int, Item]) -> ItemTable:
+        """The table ``to_arrays`` saved; ValueError when the parts do not fit together."""
+        table = cls()
+        cols = {k: np.asarray(arrays[f"msg_{k}"], dtype=v.dtype) for k, v in table._cols.items()}
+        rows = len(cols["session"])
+        text, ents = arrays["msg_text"].tobytes(), arrays["msg_ents"].tobytes()
+        text_off = np.asarray(arrays["msg_text_off"], dtype=np.int64)
+        ents_off = np.asarray(arrays["msg_ents_off"], dtype=np.int64)
+        messages = cols["session"] >= 0
+        if (any(len(c) != rows for c in cols.values())
+                or not _offsets_fit(text_off, rows, len(text))
+                or not _offsets_fit(ents_off, rows, len(ents))
+                or (rows and cols["session"].max(initial=-1) >= len(sessions))
+                or (messages.any() and not 0 <= cols["role"][messages].min()
+                    <= cols["role"][messages].max() < len(roles))
+                or any(not 0 <= r < rows or messages[r] for r in other)):
+            raise ValueError("items: saved columns are inconsistent")
+        table._cols, table._base, table.other = cols, rows, other
+        table._text, table._text_off, table._ents, table._ents_off = text, text_off, ents, ents_off
+        table.sessions, table.roles = list(sessions), list(roles)
+        table._codes = {"session": {n: i for i, n in enumerate(sessions)},
+                        "role": {n: i for i, n in enumerate(roles)}}
+        return table
+
+
+def _plain_message(item: Item) -> bool:
+    """True when the message columns hold all of ``item`` (as ``message_item`` makes it)."""
+    return (item.kind == "message" and item.session is not None and item.turn is not None
+            and item.role is not None and item.text == item.index_text
+            and item.id == f"{item.session}:{item.turn}"
+            and item.path == f"history/{item.session}.jsonl" and item.status == "active"
+            and item.type is None and item.salience == 0.5 and item.expires is None
+            and item.valid_from is None and not item.sources
+            and not any("\x1f" in e or not e for e in item.entities))
+
+
+def _offsets_fit(offsets: np.ndarray[Any, Any], rows: int, size: int) -> bool:
+    return (len(offsets) == rows + 1 and offsets[0] == 0 and offsets[-1] == size
+            and not np.any(np.diff(offsets) < 0))
+
+
 # -- the in-memory index -----------------------------------------------------------------------
 
 
 @dataclass
 class _Cursor:
+    """How far a session's history file is indexed; ``crc`` is the CRC-32 of its first
+    ``offset`` bytes, so a new process can tell an appended file from a rewritten one."""
+
     size: int = 0
     offset: int = 0
     lines: int = 0
+    crc: int = 0
 
 
 class PairIndex:
@@ -155,8 +308,8 @@ class PairIndex:
         self.root = root
         self.embedder = embedder
         self.folder = index_folder(root, embedder.name)
-        self.store = VectorStore(self.folder / "vectors", embedder.dim)
-        self.items: list[Item] = []
+        self._store: VectorStore | None = None
+        self.items = ItemTable()
         self.position: dict[tuple[str, str], int] = {}
         self.vectors = np.zeros((0, embedder.dim), dtype=np.float16)
         """Row-aligned with ``items``; float16 in memory (see ``ranking.similarities``)."""
@@ -174,6 +327,19 @@ class PairIndex:
         """Messages whose memory lives on only in stale or expired cards: what they said is
         no longer true, so search treats them like those cards (see ``outdated_messages``)."""
         self.live_sources: frozenset[str] = frozenset()
+        self.cold = True
+        """Not refreshed yet in this process: the saved snapshot and state may be used."""
+        self.saved_rows = 0
+        """Rows of the snapshot on disk this index was loaded from or last saved."""
+        self.recheck: set[str] = set()
+        """Sessions whose history file no longer starts as the snapshot saw it: re-read."""
+
+    @property
+    def store(self) -> VectorStore:
+        """The vector cache, opened on first use: a search on a loaded snapshot needs none."""
+        if self._store is None:
+            self._store = VectorStore(self.folder / "vectors", self.embedder.dim)
+        return self._store
 
     def __len__(self) -> int:
         return len(self.position)
@@ -203,14 +369,15 @@ class PairIndex:
                 self.position[item.ref] = start + offset
                 self.bm25.add(tokenize(item.index_text))
         if any(ref[0] == "card" for ref in remove) or any(i.kind == "card" for i in add):
-            self.outdated, self.live_sources = outdated_messages(self.live_items())
+            self.outdated, self.live_sources = outdated_messages(self.memory_items())
         if self.dead > 1000 and self.dead > len(self.items) // 3:
             self._compact()
 
     def _compact(self) -> None:
         keep = sorted(self.position.values())
         items, vectors = [self.items[p] for p in keep], self.vectors[keep]
-        self.items, self.position, self.dead = [], {}, 0
+        self.items, self.position, self.dead = ItemTable(), {}, 0
+        self.saved_rows = 0  # the layout changed: worth saving on the next refresh
         self.vectors = np.zeros((0, self.embedder.dim), dtype=np.float16)
         self.status, self.bm25 = np.zeros(0, dtype=np.int8), BM25()
         self.kinds, self.expires = np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float64)
@@ -237,6 +404,11 @@ class PairIndex:
 
     def live_items(self) -> list[Item]:
         return [self.items[p] for p in sorted(self.position.values())]
+
+    def memory_items(self) -> list[Item]:
+        """The live card and summary items (no message is turned into an ``Item``)."""
+        return [item for row, item in sorted(self.items.other.items())
+                if self.position.get(item.ref) == row]
 
     def vectors_for(self, items: Sequence[Item], progress: Progress | None = None) -> Vectors:
         """Embed what the cache lacks (outside the lock), store it under the lock."""
@@ -282,23 +454,52 @@ def index_folder(root: Path, model: str) -> Path:
 
 
 def read_state(folder: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-        return None  # derived data: anything unreadable is simply rebuilt
-    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-        return None
-    return data
+    """``state.json`` of this version, or None when missing, foreign, partial or damaged."""
+    data = read_checked(folder / "state.json")
+    return data if data is not None and data.get("version") == STATE_VERSION else None
 
 
 def write_state(folder: Path, head: str | None, items: Sequence[Item]) -> None:
     """Record the commit and the card/summary items indexed from it (atomic rename)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    data = {"version": STATE_VERSION, "head": head,
-            "items": [asdict(i) for i in items if i.kind != "message"]}
-    tmp = folder / f".state.{uuid.uuid4().hex[:8]}.tmp"
-    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, folder / "state.json")
+    write_checked(folder / "state.json", {
+        "version": STATE_VERSION, "head": head,
+        "items": [item_dict(i) for i in items if i.kind != "message"]})
+
+
+def write_checked(path: Path, data: dict[str, Any]) -> None:
+    """JSON with its CRC-32 on a first line, written to a temp file and renamed into place:
+    a reader sees the old file or the new one, and ``read_checked`` refuses a damaged one
+    (a flipped byte in a card's text would otherwise be searched as if it were true)."""
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    _write_atomic(path, b"%d\n" % zlib.crc32(body) + body)
+
+
+def read_checked(path: Path) -> dict[str, Any] | None:
+    """What ``write_checked`` wrote, or None (missing, partial, damaged: rebuild)."""
+    try:
+        crc, _, body = path.read_bytes().partition(b"\n")
+        if int(crc) != zlib.crc32(body):
+            return None
+        data = json.loads(body)
+    except (OSError, ValueError):  # ValueError: bad JSON, bad UTF-8, bad CRC line
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write to a temp file, then rename: readers see the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+_ITEM_FIELDS = tuple(f.name for f in fields(Item))
+
+
+def item_dict(item: Item) -> dict[str, Any]:
+    """``item`` as JSON-ready fields (``dataclasses.asdict`` deep-copies: 10x slower)."""
+    return {name: getattr(item, name) for name in _ITEM_FIELDS}
 
 
 def item_from_dict(data: dict[str, Any]) -> Item:
@@ -306,6 +507,154 @@ def item_from_dict(data: dict[str, Any]) -> Item:
     data["entities"] = tuple(data.get("entities") or ())
     data["sources"] = tuple(data.get("sources") or ())
     return Item(**data)
+
+
+def saved_items(state: dict[str, Any]) -> list[Item] | None:
+    """The items of a ``read_state`` answer, or None when they do not parse (rebuild)."""
+    try:
+        return [item_from_dict(d) for d in state["items"]]
+    except _UNREADABLE:
+        return None
+
+
+# -- snapshot: the whole index on disk ----------------------------------------------------------
+#
+# state.json alone lets a new process skip reading the cards; the snapshot lets it skip
+# everything: it holds every row (message columns, BM25 postings, status arrays) and the
+# float16 vectors, as of a commit and per-session history offsets. A new process loads it,
+# then catches up the usual way (git diff since its commit, history lines past its offsets).
+
+SNAPSHOT = "snapshot.json"
+SNAPSHOT_MIN_ROWS = 500
+"""Save again once this many rows (or 5%) were added: what a new process re-reads at most."""
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, EOFError,
+               zipfile.BadZipFile)
+"""What reading a damaged, partial or foreign file can raise: all of it means rebuild."""
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def save_snapshot(index: PairIndex) -> None:
+    """Save the whole index (and ``state.json``) under the pair lock.
+
+    Arrays go to files named for a new generation, then the manifest is replaced
+    atomically, then older generations are deleted: a reader sees the old snapshot or the
+    new one. CRC-32s in the manifest make a truncated or damaged file mean "rebuild".
+    """
+    rows = len(index.items)
+    live = np.zeros(rows, dtype=bool)
+    live[list(index.position.values())] = True
+    arrays: dict[str, Any] = {"kinds": index.kinds, "status": index.status,
+                              "expires": index.expires, "live": live,
+                              **index.items.to_arrays(), **index.bm25.to_arrays()}
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    packed = buffer.getvalue()
+    vectors = np.ascontiguousarray(index.vectors, dtype=np.float16)
+    generation = uuid.uuid4().hex[:12]
+    manifest = {
+        "version": STATE_VERSION, "model": index.embedder.name, "dim": index.embedder.dim,
+        "generation": generation, "head": index.head, "rows": rows,
+        "crc": {"arrays": zlib.crc32(packed), "vectors": zlib.crc32(vectors.data)},
+        "cursors": {s: [c.size, c.offset, c.lines, c.crc] for s, c in index.cursors.items()},
+        "sessions": index.items.sessions, "roles": index.items.roles,
+        "other": [[row, item_dict(item)] for row, item in sorted(index.items.other.items())
+                  if index.position.get(item.ref) == row]}
+    folder = index.folder
+    with pair_lock(index.root):
+        _write_atomic(folder / f"snap-{generation}.npz", packed)
+        tmp = folder / f".snap-{generation}.vectors.tmp"
+        with tmp.open("wb") as handle:
+            np.save(handle, vectors)
+        os.replace(tmp, folder / f"snap-{generation}.vectors.npy")
+        write_checked(folder / SNAPSHOT, manifest)
+        write_state(folder, index.head, index.memory_items())
+        for path in [*folder.glob("snap-*"), *folder.glob(".snap-*.tmp")]:
+            if generation not in path.name:
+                path.unlink(missing_ok=True)
+    index.saved_rows, index.state_head = rows, index.head
+
+
+def load_snapshot(index: PairIndex) -> bool:
+    """Fill a new, empty ``index`` from the saved snapshot; False (index untouched) when
+    there is none usable: missing, of another version or model, partial or damaged."""
+    for _attempt in range(2):
+        manifest = read_checked(index.folder / SNAPSHOT)
+        try:
+            if (manifest is None or manifest.get("version") != STATE_VERSION
+                    or manifest.get("model") != index.embedder.name
+                    or manifest.get("dim") != index.embedder.dim):
+                return False
+            _install(index, manifest, *_read_snapshot(index.folder, manifest))
+        except FileNotFoundError:
+            continue  # a writer replaced the snapshot between our reads: read the new one
+        except _UNREADABLE:
+            return False
+        return True
+    return False
+
+
+_Loaded = tuple[ItemTable, BM25, dict[str, np.ndarray[Any, Any]], np.ndarray[Any, Any]]
+
+
+def _read_snapshot(folder: Path, manifest: dict[str, Any]) -> _Loaded:
+    """The snapshot's parts, checked against each other and the manifest (ValueError)."""
+    generation, rows = str(manifest["generation"]), int(manifest["rows"])
+    packed = (folder / f"snap-{generation}.npz").read_bytes()
+    if zlib.crc32(packed) != manifest["crc"]["arrays"]:
+        raise ValueError("snapshot: arrays file damaged")
+    vectors = np.load(folder / f"snap-{generation}.vectors.npy", mmap_mode="c",
+                      allow_pickle=False)
+    if (vectors.dtype != np.float16 or vectors.shape != (rows, manifest["dim"])
+            or zlib.crc32(vectors.data) != manifest["crc"]["vectors"]):
+        raise ValueError("snapshot: vectors file damaged")
+    with np.load(io.BytesIO(packed), allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    other = {int(row): item_from_dict(data) for row, data in manifest["other"]}
+    table = ItemTable.from_arrays(arrays, [str(s) for s in manifest["sessions"]],
+                                  [str(r) for r in manifest["roles"]], other)
+    bm25 = BM25.from_arrays(arrays)
+    if len(table) != rows or len(bm25) != rows or any(
+            len(arrays[k]) != rows for k in ("kinds", "status", "expires", "live")):
+        raise ValueError("snapshot: parts of different lengths")
+    return table, bm25, arrays, vectors
+
+
+def _install(index: PairIndex, manifest: dict[str, Any], table: ItemTable, bm25: BM25,
+             arrays: dict[str, np.ndarray[Any, Any]], vectors: np.ndarray[Any, Any]) -> None:
+    """Make ``index`` the snapshot; raises (index unchanged) when the parts do not fit."""
+    ids = table.message_ids()
+    position: dict[tuple[str, str], int] = {}
+    for row in np.flatnonzero(arrays["live"]).tolist():
+        mid = ids[row]
+        position[("message", mid) if mid is not None else table.other[row].ref] = row
+    cursors = {str(s): _Cursor(*(int(x) for x in c)) for s, c in manifest["cursors"].items()}
+    if not all(_SESSION_NAME.match(s) for s in cursors):
+        raise ValueError("snapshot: bad session name")
+    recheck = _rewritten(index.root, cursors)
+    # nothing above changed ``index``: any error there leaves it empty, to be rebuilt
+    index.items, index.position, index.bm25, index.vectors = table, position, bm25, vectors
+    index.kinds = np.array(arrays["kinds"], dtype=np.int8)
+    index.status = np.array(arrays["status"], dtype=np.int8)
+    index.expires = np.array(arrays["expires"], dtype=np.float64)
+    index.dead = len(table) - len(position)
+    index.head, index.saved_rows = manifest["head"], len(table)
+    index.cursors, index.recheck = cursors, recheck
+    index.outdated, index.live_sources = outdated_messages(index.memory_items())
+
+
+def _rewritten(root: Path, cursors: dict[str, _Cursor]) -> set[str]:
+    """Sessions whose history file no longer starts with the bytes the snapshot indexed
+    (edited by hand): appends are caught up from the offset, these are read again."""
+    found = set()
+    for session, cursor in cursors.items():
+        try:
+            with (root / "history" / f"{session}.jsonl").open("rb") as handle:
+                start = handle.read(cursor.offset)
+        except FileNotFoundError:
+            continue  # the session is dropped as every vanished one is
+        if len(start) != cursor.offset or zlib.crc32(start) != cursor.crc:
+            found.add(session)
+    return found
 
 
 # -- reading the repository cheaply ------------------------------------------------------------
@@ -353,9 +702,10 @@ def history_sizes(root: Path) -> dict[str, int]:
             if e.name.endswith(".jsonl") and e.is_file()}
 
 
-def read_new_messages(root: Path, session: str, offset: int,
-                      first_turn: int = 0) -> tuple[list[history.Message], int]:
-    """Complete lines appended to a session file since byte ``offset``.
+def read_new_messages(root: Path, session: str, offset: int, first_turn: int = 0,
+                      crc: int = 0) -> tuple[list[history.Message], int, int]:
+    """Complete lines appended to a session file since byte ``offset``, the new offset, and
+    ``crc`` (the CRC-32 of the file up to ``offset``) carried on over the lines read.
 
     A line without ``turn`` (written by hand) gets its position, as ``history`` reads it.
     """
@@ -377,7 +727,7 @@ def read_new_messages(root: Path, session: str, offset: int,
                 ts=history.parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, BadInputError):
             continue  # `memfs check` reports malformed history; search just skips the line
-    return messages, offset + end
+    return messages, offset + end, zlib.crc32(data[:end], crc)
 
 
 def card_and_summary_items(root: Path, head: str | None) -> list[Item]:
@@ -427,10 +777,12 @@ def forget_open_indexes() -> None:
 def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan:
     """Bring ``index`` up to date with HEAD and the history files; returns what changed."""
     plan = ReconcilePlan()
+    if index.cold:
+        load_snapshot(index)
     head = head_sha(index.root)
     add: list[Item] = []
     remove: list[tuple[str, str]] = []
-    head_moved = head != index.head
+    head_moved = index.cold or head != index.head
     if head_moved:
         fresh = _memory_items_if_changed(index, head)
         if fresh is not None:
@@ -440,29 +792,52 @@ def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan
         vectors = index.vectors_for(add, progress)
         plan.embedded = index.last_embedded
         index.apply(add, remove, vectors)
-    index.head = head
-    if head_moved and index.state_head != head:
+    index.head, index.cold = head, False
+    if _worth_saving(index):
+        save_snapshot(index)
+    elif head_moved and index.state_head != head:
         with pair_lock(index.root):
-            write_state(index.folder, head, index.live_items())
+            write_state(index.folder, head, index.memory_items())
         index.state_head = head
     return plan
 
 
+def _worth_saving(index: PairIndex) -> bool:
+    """Save the snapshot when there is none, or when a new process would re-read too much."""
+    rows = len(index.items)
+    grown = rows - index.saved_rows
+    return rows > 0 and (not index.saved_rows or grown >= max(SNAPSHOT_MIN_ROWS, rows // 20))
+
+
 def _memory_items_if_changed(index: PairIndex, head: str | None) -> list[Item] | None:
-    """Card and summary items at ``head``, or None when they cannot have changed."""
-    if index.head is None:
-        state = read_state(index.folder)
-        if state is not None:
-            saved = [item_from_dict(d) for d in state["items"]]
-            if state.get("head") == head:
-                index.state_head = head
-                return saved
-            if _untouched(index.root, state.get("head"), head):
-                return saved
-        return card_and_summary_items(index.root, head)
+    """Card and summary items at ``head``, or None when the index already has them.
+
+    A new process takes them from its snapshot when that is of ``head``, else from
+    ``state.json`` when that is of ``head`` or of a commit whose cards ``head`` kept.
+    """
+    if index.cold:
+        if index.saved_rows and index.head == head:
+            index.state_head = head  # state.json is written with every snapshot
+            return None
+        saved = _state_items(index, head)
+        if saved is not None:
+            return saved
+        if not index.saved_rows:
+            return card_and_summary_items(index.root, head)
     if _untouched(index.root, index.head, head):
         return None
     return card_and_summary_items(index.root, head)
+
+
+def _state_items(index: PairIndex, head: str | None) -> list[Item] | None:
+    state = read_state(index.folder)
+    saved = saved_items(state) if state is not None else None
+    if state is None or saved is None:
+        return None
+    if state.get("head") == head:
+        index.state_head = head
+        return saved
+    return saved if _untouched(index.root, state.get("head"), head) else None
 
 
 def _untouched(root: Path, old: str | None, new: str | None) -> bool:
@@ -497,8 +872,9 @@ def _new_history(index: PairIndex, plan: ReconcilePlan, add: list[Item],
                  remove: list[tuple[str, str]]) -> None:
     """Messages appended since the last refresh (history is read from the working tree)."""
     sizes = history_sizes(index.root)
-    for session in sorted(index.cursors.keys() - sizes.keys()):
+    for session in sorted((index.cursors.keys() - sizes.keys()) | index.recheck):
         _drop_session(index, session, plan, remove)
+    index.recheck.clear()
     for session, size in sorted(sizes.items()):
         cursor = index.cursors.get(session)
         if cursor is not None and cursor.size == size:
@@ -507,8 +883,8 @@ def _new_history(index: PairIndex, plan: ReconcilePlan, add: list[Item],
             _drop_session(index, session, plan, remove)  # rewritten by hand: read it again
             cursor = None
         cursor = cursor or _Cursor()
-        messages, cursor.offset = read_new_messages(index.root, session, cursor.offset,
-                                                    cursor.lines)
+        messages, cursor.offset, cursor.crc = read_new_messages(
+            index.root, session, cursor.offset, cursor.lines, cursor.crc)
         cursor.size, cursor.lines = size, cursor.lines + len(messages)
         index.cursors[session] = cursor
         for msg in messages:
@@ -540,7 +916,8 @@ def reindex(root: Path, embedder: Embedder, progress: Progress | None = None,
     compacted to the vectors still in use."""
     if keep_vectors:
         with pair_lock(root):
-            (index_folder(root, embedder.name) / "state.json").unlink(missing_ok=True)
+            for name in (SNAPSHOT, "state.json"):
+                (index_folder(root, embedder.name) / name).unlink(missing_ok=True)
     else:
         drop_index(root, embedder.name)
     _OPEN.pop((str(root.resolve()), embedder.name), None)

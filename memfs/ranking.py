@@ -17,8 +17,9 @@ import math
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,14 +60,22 @@ class BM25:
 
     Removal only corrects the statistics (document frequency, average length); callers
     mask removed documents out of the scores, and rebuild when too many are dead.
+
+    Postings live in two parts: a frozen base in CSR arrays (what ``from_arrays`` loaded
+    from disk, so a new process does not re-tokenise every message) and, per term, the
+    documents added since (small growable arrays). A term's postings are base then added,
+    both in document order.
     """
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
         self.vocab: dict[str, int] = {}
-        self._docs: list[array[int]] = []
-        self._tfs: list[array[int]] = []
+        self._base_offsets = np.zeros(1, dtype=np.int64)
+        self._base_docs = np.zeros(0, dtype=np.int32)
+        self._base_tfs = np.zeros(0, dtype=np.int32)
+        self._docs: dict[int, array[int]] = {}
+        self._tfs: dict[int, array[int]] = {}
         self._df: list[int] = []
         self._lengths = array("f")
         self._live = 0
@@ -82,10 +91,12 @@ class BM25:
             tid = self.vocab.get(term)
             if tid is None:
                 tid = self.vocab[term] = len(self._df)
-                self._docs.append(array("i"))
-                self._tfs.append(array("i"))
                 self._df.append(0)
-            self._docs[tid].append(doc)
+            docs = self._docs.get(tid)
+            if docs is None:
+                docs = self._docs[tid] = array("i")
+                self._tfs[tid] = array("i")
+            docs.append(doc)
             self._tfs[tid].append(tf)
             self._df[tid] += 1
         self._lengths.append(float(len(terms)))
@@ -115,13 +126,89 @@ class BM25:
                 continue
             df = self._df[tid]
             idf = math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
-            docs = np.frombuffer(self._docs[tid], dtype=np.int32)
-            tf = np.frombuffer(self._tfs[tid], dtype=np.int32).astype(np.float32)
+            docs, tfs = self._postings(tid)
+            tf = tfs.astype(np.float32)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / avgdl)
             out[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
-            del docs, tf  # release the buffers so the postings can grow again
+            del docs, tfs  # release the buffers so the postings can grow again
         del lengths
         return out
+
+    def _postings(self, tid: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """(documents, term frequencies) of term ``tid``: the base part, then the added part."""
+        docs: list[npt.NDArray[np.int32]] = []
+        tfs: list[npt.NDArray[np.int32]] = []
+        if tid + 1 < len(self._base_offsets):
+            start, end = self._base_offsets[tid], self._base_offsets[tid + 1]
+            docs.append(self._base_docs[start:end])
+            tfs.append(self._base_tfs[start:end])
+        added = self._docs.get(tid)
+        if added is not None:
+            docs.append(np.frombuffer(added, dtype=np.int32))
+            tfs.append(np.frombuffer(self._tfs[tid], dtype=np.int32))
+        if len(docs) == 1:
+            return docs[0], tfs[0]
+        return np.concatenate(docs), np.concatenate(tfs)
+
+    def to_arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """Everything, as flat arrays (CSR postings) that ``from_arrays`` restores exactly."""
+        n_terms = len(self._df)
+        base = np.zeros(n_terms, dtype=np.int64)
+        base[:len(self._base_offsets) - 1] = np.diff(self._base_offsets)
+        added = np.zeros(n_terms, dtype=np.int64)
+        for tid, docs in self._docs.items():
+            added[tid] = len(docs)
+        offsets = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(base + added, out=offsets[1:])
+        out_docs = np.empty(int(offsets[-1]), dtype=np.int32)
+        out_tfs = np.empty(int(offsets[-1]), dtype=np.int32)
+        n_base = len(self._base_docs)
+        if n_base:  # each base posting moves by how much earlier terms grew
+            shift = np.repeat(offsets[:-1] - self._base_offsets_padded(n_terms), base)
+            out_docs[np.arange(n_base) + shift] = self._base_docs
+            out_tfs[np.arange(n_base) + shift] = self._base_tfs
+        for tid, docs in self._docs.items():
+            start = int(offsets[tid] + base[tid])
+            out_docs[start:start + len(docs)] = docs
+            out_tfs[start:start + len(docs)] = self._tfs[tid]
+        terms = "\n".join(self.vocab).encode("utf-8")
+        return {"bm25_terms": np.frombuffer(terms, dtype=np.uint8),
+                "bm25_offsets": offsets, "bm25_docs": out_docs, "bm25_tfs": out_tfs,
+                "bm25_df": np.array(self._df, dtype=np.int64),
+                "bm25_lengths": np.array(self._lengths, dtype=np.float32),
+                "bm25_stats": np.array([self.k1, self.b, self._live, self._total_length],
+                                       dtype=np.float64)}
+
+    def _base_offsets_padded(self, n_terms: int) -> npt.NDArray[np.int64]:
+        padded = np.full(n_terms, self._base_offsets[-1], dtype=np.int64)
+        padded[:len(self._base_offsets) - 1] = self._base_offsets[:-1]
+        return padded
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, npt.NDArray[Any]]) -> BM25:
+        """The index ``to_arrays`` saved; ValueError when the arrays do not fit together."""
+        terms = arrays["bm25_terms"].tobytes().decode("utf-8")
+        vocab_list = terms.split("\n") if terms else []
+        offsets = np.asarray(arrays["bm25_offsets"], dtype=np.int64)
+        docs = np.asarray(arrays["bm25_docs"], dtype=np.int32)
+        tfs = np.asarray(arrays["bm25_tfs"], dtype=np.int32)
+        df = np.asarray(arrays["bm25_df"], dtype=np.int64)
+        lengths = np.asarray(arrays["bm25_lengths"], dtype=np.float32)
+        k1, b, live, total = (float(x) for x in arrays["bm25_stats"])
+        n_terms = len(vocab_list)
+        if (len(offsets) != n_terms + 1 or len(df) != n_terms or offsets[0] != 0
+                or np.any(np.diff(offsets) < 0) or offsets[-1] != len(docs)
+                or len(docs) != len(tfs) or len(set(vocab_list)) != n_terms
+                or not 0 <= live <= len(lengths)
+                or (len(docs) and (docs.min() < 0 or docs.max() >= len(lengths)))):
+            raise ValueError("bm25: saved arrays are inconsistent")
+        index = cls(k1, b)
+        index.vocab = {term: tid for tid, term in enumerate(vocab_list)}
+        index._base_offsets, index._base_docs, index._base_tfs = offsets, docs, tfs
+        index._df = df.tolist()
+        index._lengths = array("f", lengths.tobytes())
+        index._live, index._total_length = int(live), total
+        return index
 
 
 @dataclass(frozen=True)

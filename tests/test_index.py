@@ -62,11 +62,13 @@ def test_nothing_changed_means_no_work(fpair: MemoryPair, fake_embedder: FakeEmb
 
 def test_a_fresh_process_reuses_the_saved_state_and_vectors(
         fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    reconcile(fpair.root, fake_embedder)
+    before = [(h.id, h.score) for h in fpair.search("Biscuit vet", k=4, now=NOW)]
     forget_open_indexes()
     monkeypatch.setattr("memfs.index.load_cards", _must_not_run)
+    monkeypatch.setattr("memfs.index.read_new_messages", _must_not_run)
     plan = reconcile(fpair.root, fake_embedder)
-    assert plan.embedded == 0 and len(plan.added) == 4
+    assert plan.empty and plan.embedded == 0
+    assert [(h.id, h.score) for h in fpair.search("Biscuit vet", k=4, now=NOW)] == before
 
 
 def test_a_pin_touches_no_card(fpair: MemoryPair, fake_embedder: FakeEmbedder,
@@ -253,3 +255,128 @@ def test_hand_written_history_lines_are_indexed_by_position(fpair: MemoryPair,
     plan = reconcile(fpair.root, fake_embedder)
     assert sorted(plan.added) == [("message", "s-20261107-01:0"), ("message", "s-20261107-01:1")]
     assert fpair.search("kayak weekend", k=1)[0].id == "s-20261107-01:1"
+
+
+# -- the saved snapshot: a new process loads instead of re-reading every history line --------
+
+QUERIES = ("Biscuit vet", "peanuts allergy", "dentist appointment", "hiking weekends",
+           "parrot whistle")
+
+
+def everything(pair: MemoryPair) -> list[list[tuple[str, str, float, str]]]:
+    """Every query's full ranking (ids, statuses, scores, texts), stale included or not."""
+    return [[(h.id, h.status, h.score, h.text)
+             for h in pair.search(q, k=50, include_stale=stale, now=NOW)]
+            for q in QUERIES for stale in (False, True)]
+
+
+def grow(pair: MemoryPair) -> None:
+    """Cards replaced, superseded and deleted (removed rows), messages in a second session."""
+    write_card(pair, "c-thu", "The dentist appointment is on Thursday.", status="stale",
+               source={"session": SESSION, "turns": [2]})
+    write_card(pair, "c-fri", "The dentist appointment moved to Friday.")
+    write_card(pair, "c-hike", "The user goes hiking with Lin on weekends.")
+    history.append(pair.root, SESSION, "user", "The dentist is on Thursday", NOW)
+    history.append(pair.root, SESSION, "assistant", "Thursday dentist, noted", NOW)
+    history.append(pair.root, "s-20261106-01", "user", "The parrot learned to whistle", NOW)
+    pair.repo.commit({"summary.md": "Alex has a dog, Biscuit, and a parrot.\n"}, "summary",
+                     "summary", DREAM)
+
+
+def test_a_new_process_gets_the_same_hits_and_scores_from_the_snapshot(
+        fpair: MemoryPair, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memfs.index.SNAPSHOT_MIN_ROWS", 1)  # save on every refresh
+    grow(fpair)
+    fpair.search("anything")
+    write_card(fpair, "c-peanut", "The user is allergic to peanuts.", status="deleted")
+    before = everything(fpair)
+    forget_open_indexes()
+    monkeypatch.setattr("memfs.index.load_cards", _must_not_run)
+    monkeypatch.setattr("memfs.index.read_new_messages", _must_not_run)
+    assert everything(fpair) == before
+    assert any(hit[1] == "stale" for hits in before for hit in hits)
+
+
+def test_a_new_process_catches_up_from_an_old_snapshot_as_a_rebuild_would(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder) -> None:
+    fpair.search("anything")  # the snapshot: before every change below
+    grow(fpair)
+    (fpair.root / "history" / "s-20261106-01.jsonl").unlink()
+    history.append(fpair.root, "s-20261107-01", "user", "A parrot that whistles", NOW)
+    forget_open_indexes()
+    caught_up = everything(fpair)
+    reindex(fpair.root, fake_embedder)
+    rebuilt = everything(fpair)
+    assert [sorted(hits) for hits in caught_up] == [sorted(hits) for hits in rebuilt]
+    assert "s-20261106-01:0" not in {hit[0] for hits in caught_up for hit in hits}
+
+
+def _damage(path: Path, how: str) -> None:
+    """Cut the file, or change bytes so that it still parses but says something else."""
+    data = path.read_bytes()
+    if how == "alter" and path.name.endswith(".vectors.npy"):
+        tail = len(data) // 4
+        data = data[:-tail] + bytes(b ^ 0x40 for b in data[-tail:])
+    elif how == "alter":
+        word = b"Friday" if b"Friday" in data else b"parrot"
+        assert word in data
+        data = data.replace(word, word[::-1], 1)
+    path.write_bytes(data[:len(data) // 2] if how == "truncate" else
+                     b"" if how == "empty" else data)
+
+
+@pytest.mark.parametrize("how", ["truncate", "empty", "alter", "delete"])
+@pytest.mark.parametrize("name", ["snapshot.json", "state.json", "*.npz", "*.vectors.npy"])
+def test_a_damaged_index_file_means_rebuild_never_a_wrong_answer(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder, name: str, how: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memfs.index.SNAPSHOT_MIN_ROWS", 1)
+    grow(fpair)
+    before = everything(fpair)
+    fpair.pin("Call me Al")  # state.json is read when HEAD moved past the snapshot
+    (path,) = index_folder(fpair.root, fake_embedder.name).glob(name)
+    if how == "delete":
+        path.unlink()
+    else:
+        _damage(path, how)
+    forget_open_indexes()
+    assert everything(fpair) == before
+    forget_open_indexes()
+    assert everything(fpair) == before
+
+
+def test_a_history_file_edited_by_hand_is_read_again_by_a_new_process(
+        fpair: MemoryPair) -> None:
+    fpair.search("anything")
+    path = fpair.root / "history" / f"{SESSION}.jsonl"
+    path.write_text(path.read_text().replace("to the vet today", "to the zoo today"))
+    forget_open_indexes()
+    hit = fpair.search("Biscuit zoo", k=1)[0]
+    assert hit.id == f"{SESSION}:0" and "zoo" in hit.text
+    assert all("vet today" not in h.text for h in fpair.search("vet today", k=10))
+
+
+def test_the_snapshot_is_saved_again_only_once_enough_was_added(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memfs.index.SNAPSHOT_MIN_ROWS", 3)
+    fpair.search("anything")
+    folder = index_folder(fpair.root, fake_embedder.name)
+    first = sorted(p.name for p in folder.glob("snap-*"))
+    for turn in range(2):
+        history.append(fpair.root, SESSION, "user", f"note {turn}", NOW)
+        fpair.search("anything")
+    assert sorted(p.name for p in folder.glob("snap-*")) == first
+    history.append(fpair.root, SESSION, "user", "note 3", NOW)
+    fpair.search("anything")
+    second = sorted(p.name for p in folder.glob("snap-*"))
+    assert len(second) == 2 and second != first  # the old generation was deleted
+
+
+def test_an_altered_snapshot_of_the_current_commit_is_not_believed(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memfs.index.SNAPSHOT_MIN_ROWS", 1)
+    grow(fpair)
+    before = everything(fpair)
+    _damage(index_folder(fpair.root, fake_embedder.name) / "snapshot.json", "alter")
+    forget_open_indexes()
+    assert everything(fpair) == before
