@@ -100,11 +100,24 @@ def looks_past(text: str, date_at: int | None = None) -> bool:
     ("booked", "moved ... to"); any future marker ("will", "I'm seeing", "for Friday") wins.
     """
     before = text[:date_at] if date_at is not None else text
+    if date_at is not None and _PAST_WORDS.search(own := _own_clause(text, date_at)) and not _FUTURE.search(own):
+        return True
     if _FUTURE.search(text) or _FUTURE.search(before):
         return False
     if _PAST_WORDS.search(text):
         return True
     return any(m.group(1).lower() not in _FORWARD_VERBS for m in _ED_VERB.finditer(text))
+
+
+_CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|but|so)\s", re.IGNORECASE)
+
+
+def _own_clause(text: str, at: int) -> str:
+    """The clause a date sits in: "it came on Saturday" in "I have to pay the bill, it came on
+    Saturday" is past even though "have to" elsewhere in the sentence points forward."""
+    starts = [m.end() for m in _CLAUSE_BREAK.finditer(text, 0, at)]
+    after = _CLAUSE_BREAK.search(text, at)
+    return text[(starts[-1] if starts else 0): (after.start() if after else len(text))]
 
 
 def _title_word(match: re.Match[str], text: str) -> bool:

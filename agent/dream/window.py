@@ -11,11 +11,11 @@ import re
 from collections.abc import Callable, Sequence
 
 from agent.dream.ops import CloseOp, MessageLike
-from agent.dream.rules.base import Candidate, Context, SlotValue, partner_name
+from agent.dream.rules.base import Candidate, Context, SlotValue, introduce, partner_name
 from agent.dream.rules.lexicon import EMOTIONS, HYPOTHETICAL
 from agent.dream.rules.plans import find_closes, moved_from, plan_match, rule_promise
 from agent.dream.rules.registry import card_slots, sentence_candidates
-from agent.dream.rules.text import names_in, sentences, third_person, tidy
+from agent.dream.rules.text import content_words, names_in, sentences, third_person, tidy
 from memfs.cards import Card
 
 
@@ -28,41 +28,51 @@ def walk(window: Sequence[MessageLike], active: Sequence[Card],
     people: list[str] = [partner] if partner else []
     prev: list[tuple[MessageLike, list[Candidate]]] = []
     for msg in window:
+        prior = [(m.content, cs) for m, cs in prev[-2:]]
         if msg.role != "user":
-            ctx = Context(msg, active, people, slots=slots)
+            ctx = Context(msg, active, people, slots=slots, prior=prior)
             cands += [c for s in sentences(msg.content) for c in rule_promise(s, ctx)]
             continue
         ctx = Context(msg, active, people, prior_text=" ".join(m.content for m, _ in prev[-2:]),
-                      slots=slots)
+                      slots=slots, prior=prior)
         found: list[Candidate] = []
         for s in sentences(msg.content):
             got = sentence_candidates(s, ctx)
             found += got
             if not any(c.target for c in got):
                 closes += find_closes(s, ctx)
-        found += _emotion(msg, found, prev)
+        found += _emotion(msg, found, prev, ctx)
         prev.append((msg, found))
         cands += found
     return cands, closes
 
 
 def _emotion(msg: MessageLike, found: list[Candidate],
-             prev: list[tuple[MessageLike, list[Candidate]]]) -> list[Candidate]:
-    """Strong feelings raise the salience of what they are about; alone, they are an event."""
+             prev: list[tuple[MessageLike, list[Candidate]]], ctx: Context) -> list[Candidate]:
+    """Strong feelings raise the salience of what they are about; alone, they are an event.
+
+    What they are about: this message's or the last two messages' cards, else an event (a fall,
+    a loss) a few messages back in the same session ("Grandad had a fall" ... "I am scared").
+    Alone, the card tells the moment with all of this message's sentences (the situation is
+    usually there), after the message before it when that one said something and became no card."""
     hits = [s for s in sentences(msg.content) if EMOTIONS.search(s) and not HYPOTHETICAL.search(s)
             and not s.rstrip().endswith("?") and not _someone_elses(s)]
     if not hits:
         return []
-    near = found + [c for m, cs in prev[-2:] if m.session == msg.session for c in cs]
-    near = [c for c in near if c.type != "preference"]
+    same = [(m, cs) for m, cs in prev if m.session == msg.session]
+    near = found + [c for _, cs in same[-2:] for c in cs]
+    near = [c for c in near if c.type != "preference"] or [c for _, cs in same[-4:] for c in cs if c.type == "event"]
     for c in near:
         c.salience = max(c.salience, 0.9)
     if near:
         return []
+    told = sentences(msg.content)
     context = ""
-    if prev and prev[-1][0].session == msg.session and not prev[-1][1]:
+    if same and same[-1][0] is prev[-1][0] and not prev[-1][1] and len(content_words(prev[-1][0].content)) >= 3:
         context = prev[-1][0].content.rstrip(" .!?") + ". "
-    text = tidy(third_person(context + " ".join(hits)))
+    said = [third_person(p) for p in sentences(context + " ".join(told if len(told) > len(hits) else hits))]
+    text = tidy(" ".join(p[:1].upper() + p[1:] for p in said))
+    text = introduce(text, names_in(" " + text), ctx)
     return [Candidate(slot=("event", f"{msg.session}:{msg.turn}"), type="event",
                       body=f"On {msg.ts.date().isoformat()}: {text}", msg=msg, salience=0.9,
                       valid_from=msg.ts.date(), entities=("user", *names_in(" " + text)),
@@ -70,7 +80,7 @@ def _emotion(msg: MessageLike, found: list[Candidate],
 
 
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|myself|we|we're|us)\b", re.IGNORECASE)
-_THIRD_SUBJECT = re.compile(r"\b(?:he|she|they|he's|she's|they're)\b|\b[A-Z][a-z]+ (?:is|was|'s|got|looked|seemed)\b")
+_THIRD_SUBJECT = re.compile(r"\b(?i:he|she|they|he's|she's|they're)\b|\b[A-Z][a-z]+ (?:is|was|'s|got|looked|seemed)\b")
 
 
 def _someone_elses(s: str) -> bool:

@@ -67,6 +67,9 @@ class Context:
     recent_people: list[str]
     prior_text: str = ""
     slots: Callable[[Card], list[SlotValue]] = no_slots
+    prior: Sequence[tuple[str, Sequence[Candidate]]] = ()
+    """The last user messages (oldest first) and what they yielded: where "remind me by
+    Wednesday" or "sort that out" finds what it is about."""
 
 
 def cand(ctx: Context, slot: tuple[str, str], type_: str, body: str, **kw: object) -> Candidate:
@@ -109,6 +112,18 @@ def relation_of(name: str, ctx: Context) -> str | None:
             if slot[0] == "family" and slot[1].endswith(":" + name.lower()):
                 return slot[1].split(":")[0]
     return None
+
+
+def introduce(body: str, names: Sequence[str], ctx: Context) -> str:
+    """Say who a name is the first time a card uses it, when the cards know and the body does not:
+    "Maya (the user's sister) is visiting" reads alone; "Maya's visiting" needs the other cards."""
+    for name in dict.fromkeys(names):
+        rel = relation_of(name, ctx)
+        body = re.sub(rf"\b({re.escape(name)})'s (?=\w+ing\b|been\b|back\b|coming\b|here\b)", r"\1 is ", body)
+        at = re.search(rf"\b{re.escape(name)}\b(?!')", body)
+        if rel and at and rel.lower() not in body.lower():
+            body = f"{body[:at.end()]} (the user's {rel}){body[at.end():]}"
+    return body
 
 
 def partner_name(active: Sequence[Card], slots: Callable[[Card], list[SlotValue]]) -> str | None:

@@ -157,22 +157,17 @@ def rule_injury(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def rule_milestone(s: str, ctx: Context) -> Iterator[Candidate]:
-    """Accomplishments and family emergencies: events the user will expect remembered."""
-    done = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won|"
-                     r"(?:finished|completed) (?:my |the |a )?(?:\w+ ){0,2}?(?:course|class|degree|diploma|"
-                     r"certificate|thesis|dissertation|apprenticeship|training|program|programme|first draft))\b"
-                     r"(?! away)(?!'t)", s, _Q)
-    family = re.search(rf"(?:\bmy |^(?:so |oh |and )?)({FAMILY_RELS}|{PARTNER_RELS})\b[^.!?]*?\b(in the hospital|"
-                       rf"had a stroke|had a heart attack|had an accident|was in an accident|has cancer|was diagnosed|"
-                       rf"had surgery|is sick|fell|broke (?:her|his|their) \w+)\b", s, _Q)
-    m = done or family
+    """Accomplishments: events the user will expect remembered (a relative's health news is
+    ``people.rule_family_health``)."""
+    m = re.search(r"(?:^|\bI (?:just |finally )?)(passed|aced|graduated|got into|got promoted|got the job|won|"
+                  r"(?:finished|completed) (?:my |the |a )?(?:\w+ ){0,2}?(?:course|class|degree|diploma|"
+                  r"certificate|thesis|dissertation|apprenticeship|training|program|programme|first draft))\b"
+                  r"(?! away)(?!'t)", s, _Q)
     if m is None:
         return
-    told = ctx.msg.content if family else s
-    text = tidy(third_person(told))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
-    key = (m.group(1) + ":" + m.group(2).split()[0]) if family else m.group(1)
-    yield cand(ctx, ("event", norm_key(key)), "event", text, value="yes", salience=0.85 if family else 0.75,
-                valid_from=ctx.msg.ts.date(), entities=("user", *names_in(" " + s)))
+    text = tidy(third_person(s))[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
+    yield cand(ctx, ("event", norm_key(m.group(1))), "event", text, value="yes", salience=0.75,
+               valid_from=ctx.msg.ts.date(), entities=("user", *names_in(" " + s)))
 
 
 def rule_learning(s: str, ctx: Context) -> Iterator[Candidate]:

@@ -30,7 +30,8 @@ FAMILY_RELS = ("best friend|friend|buddy|bestie|roommate|flatmate|housemate|coll
                "boss|manager|mentor|ex|stepson|stepdaughter|godson|goddaughter|"
                "grandson|granddaughter|half-brother|half-sister|sister|brother|mom|mum|mother|dad|father|son|daughter|grandma|grandmother|"
                "grandpa|grandfather|aunt|uncle|cousin|niece|nephew|mother-in-law|father-in-law|"
-               "sister-in-law|brother-in-law|stepmom|stepdad|stepmother|stepfather|twin")
+               "sister-in-law|brother-in-law|stepmom|stepdad|stepmother|stepfather|twin|"
+               "grandad|granddad|granny|gramps|gran|nanna|nana|nan|nonna")
 KIN_ADJECTIVES = "little|younger|older|big|baby|elder|eldest|oldest|youngest|middle|twin|kid|new|late"
 CONDITIONS = ("type 1 diabetes|type 2 diabetes|diabetes|asthma|adhd|autism|depression|anxiety|"
               "migraines|epilepsy|cancer|celiac disease|celiac|crohn's|ibs|arthritis|insomnia|ptsd|"
@@ -57,7 +58,7 @@ EMOTIONS = re.compile(
     r"\b(heartbroken|devastated|terrified|scared|petrified|ecstatic|over the moon|thrilled|"
     r"so excited|so proud|proud of(?! me\b)|humiliated|embarrassed|ashamed|furious|cried|crying|in tears|"
     r"panic attack|grief|grieving|lonely|depressed|hopeless|i feel empty|overwhelmed|"
-    r"burned out|burnt out|so happy|hardest thing|means a lot|miss (?:him|her|them) so much)\b",
+    r"burned out|burnt out|feeling (?:awful|terrible|guilty)|feel (?:so )?(?:awful|terrible|guilty)|so happy|hardest thing|means a lot|miss (?:him|her|them) so much)\b",
     re.IGNORECASE)
 FILLER_TAIL = re.compile(
     r"(?:\s+(?:remember|btw|too|though|lol|haha|honestly|now|anymore|actually|either|also|"
@@ -71,11 +72,30 @@ most very too up out over into than user user's assistant week weekend day today
 next last morning evening night pm
 """.split())  # noqa: SIM905
 SYNONYMS = {"grandma": "grandmother", "granny": "grandmother", "grandpa": "grandfather",
-            "mom": "mother", "mum": "mother", "dad": "father", "exams": "exam", "tickets": "ticket"}
+            "mom": "mother", "mum": "mother", "dad": "father", "exams": "exam", "tickets": "ticket",
+            "nan": "grandmother", "nana": "grandmother", "nanna": "grandmother", "gran": "grandmother",
+            "grandad": "grandfather", "granddad": "grandfather", "gramps": "grandfather"}
 PAST = re.compile(r"\b(was|were|did|went|broke|hurt|passed|yesterday|last night|last week|ago|"
                   r"used to|got back|came back)\b", re.IGNORECASE)
 HYPOTHETICAL = re.compile(r"\b(if i (?:had|were|was|could|did|won|lived|didn't|got)|i'd|i would|would you|"
                           r"imagine|what if|hypothetically|pretend|in a story|someday|one day)\b", re.IGNORECASE)
+HEDGE = re.compile(r"\b(?:maybe|perhaps|possibly|might|could|thinking (?:about|of)(?! (?:the|my|our|his|her|their)\b)|toying with|considering|"
+                   r"not sure (?:if|whether|about)|wondering (?:if|whether|about)|we'?ll see|if the weather)\b|"
+                   r"\ball I want\b|\bI wish\b|\bwould be (?:nice|lovely|great)\b", re.IGNORECASE)
+"""Speculation ("maybe we could go to the coast on Sunday", "I might try pottery"): not a plan."""
+HEALTH_EVENTS = (
+    r"had (?:a|another) (?:bad |nasty |small |minor |big |bit of a )?(?:fall|stroke|mini-stroke|heart attack|seizure|"
+    r"accident|car accident|crash|breakdown|operation)|fell|collapsed|passed out|fainted|"
+    r"(?:was|got|is|'s|has been|been|went) (?:rushed |taken |admitted |airlifted |sent |back )?(?:in|into|to) "
+    r"(?:the )?(?:hospital|a&e|icu|intensive care)|in (?:the )?(?:hospital|a&e|icu|intensive care)|"
+    r"broke (?:her|his|their) \w+|(?:fractured|sprained|dislocated) (?:her|his|their) \w+|"
+    r"(?:was|has been|got|just got|'s been) diagnosed with [\w' -]+|"
+    r"has (?:cancer|dementia|covid|pneumonia|sepsis|appendicitis|a tumou?r|alzheimer's|parkinson's|shingles)|"
+    r"with (?:appendicitis|pneumonia|covid|sepsis|a broken \w+|a heart attack|a stroke|an infection|"
+    r"a chest infection|kidney stones|concussion|a concussion)|"
+    r"(?:is having|had|needs|needed) (?:emergency )?(?:surgery|an operation|a bypass|chemo)|"
+    r"(?:is|'s|has been|'s been) (?:really |very |so |quite )?(?:sick|ill|unwell|poorly)")
+"""What happened when a relative's health is news: a fall, a stroke, hospital, a fracture, a diagnosis."""
 NAME = r"(?-i:[A-Z][a-zA-Z'-]+)"
 NAMES = NAME + r"(?: (?-i:(?:&|[A-Z][a-zA-Z'-]+)))*"
 NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No", "Yeah", "Hey",

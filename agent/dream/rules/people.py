@@ -5,10 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.dates import find_date
+from agent.dream.dates import find_date, with_dates
 from agent.dream.rules.base import Candidate, Context, cand, is_name, partner_name
-from agent.dream.rules.lexicon import FAMILY_RELS, HYPOTHETICAL, KIN_ADJECTIVES, NAME, PARTNER_RELS
-from agent.dream.rules.text import names_in, norm_key, third_person, tidy
+from agent.dream.rules.lexicon import (
+    FAMILY_RELS,
+    HEALTH_EVENTS,
+    HYPOTHETICAL,
+    KIN_ADJECTIVES,
+    NAME,
+    PARTNER_RELS,
+)
+from agent.dream.rules.text import names_in, norm_key, sentences, third_person, tidy
 
 _Q = re.IGNORECASE
 
@@ -24,6 +31,11 @@ def rule_family(s: str, ctx: Context) -> Iterator[Candidate]:
         said = f"{adjective} {rel}".strip()
         yield cand(ctx, slot, "relationship", f"The user's {said} is {name}.", value=name.lower(),
                    entities=("user", name), salience=0.75)
+    m = re.search(rf"\b({NAME}) is my (?:(?:{KIN_ADJECTIVES}) )?({FAMILY_RELS})\b", s, _Q)
+    if m and is_name(m.group(1)) and not m.group(1).endswith("'s"):
+        rel, name = m.group(2).lower(), m.group(1)
+        yield cand(ctx, ("family", f"{rel}:{name.lower()}"), "relationship", f"The user's {rel} is {name}.",
+                   value=name.lower(), entities=("user", name), salience=0.75)
     m = re.search(rf"\bI(?:'m| am) (?:dating|seeing|married to|engaged to|in a relationship with) ({NAME})", s, _Q)
     if m and is_name(m.group(1)) and not _just_meeting(m, s, ctx):
         state = "engaged:" if "engaged" in m.group(0).lower() else ""
@@ -129,3 +141,46 @@ def _asked_to_help(s: str, ctx: Context) -> Iterator[Candidate]:
     body = body[:-1] + f" (said on {ctx.msg.ts.date().isoformat()})."
     yield cand(ctx, ("role", norm_key(m.group(1) + " " + s[m.end():][:30])), "fact", body, value="yes",
                entities=("user", *names_in(" " + s)), salience=0.65)
+
+
+_KIN_HEALTH = re.compile(
+    rf"(?:\bmy (?:(?:{KIN_ADJECTIVES}) )?|^(?:(?:so|oh|and|but|also|sadly|ugh|well|update|bad news),?:?\s+)*)"
+    rf"(?P<rel>{FAMILY_RELS}|{PARTNER_RELS})(?P<s>'s)?(?: (?P<name>{NAME}))?\b"
+    rf"[^.!?]*?(?:\b|(?<=')|(?<=\s))(?P<what>{HEALTH_EVENTS})\b", re.IGNORECASE)
+_GOES_ON = re.compile(r"^(?:and |but |so |now |apparently |they think |the doctors? (?:think|says?) )?"
+                      r"(?:he|she|they|he's|she's|they're|his|her|their|it)\b", re.IGNORECASE)
+
+
+_IS = re.compile(rf"\b({FAMILY_RELS}|{PARTNER_RELS})'s (been|in|got|having|back|still|now|just|really|very|so|quite|"
+                 r"sick|ill|poorly|unwell|being)\b", re.IGNORECASE)
+""""my brother's in hospital" is "my brother is in hospital" (the card must not read as a possessive)."""
+
+
+def _not_possessive(g: re.Match[str]) -> str:
+    return f"{g.group(1)} has been" if g.group(2).lower() == "been" else f"{g.group(1)} is {g.group(2)}"
+
+
+def rule_family_health(s: str, ctx: Context) -> Iterator[Candidate]:
+    """A relative's health news: "my nan had a fall and broke her wrist", "Grandad had a fall on
+    Friday and he's in hospital", "my brother's in hospital with appendicitis".
+
+    The card names the relative and what happened (with the sentences right after that go on
+    about them: "They think he broke his hip."), and is salient: it is family and health."""
+    m = _KIN_HEALTH.search(s)
+    if m is None or (m.group("name") and not is_name(m.group("name"))):
+        return
+    head = s[m.start():]
+    told = [head[head.lower().find("my "):] if head.lower().startswith("my ") else "my " + s[m.start("rel"):][:1].lower() + s[m.start("rel") + 1:]]
+    rest = sentences(ctx.msg.content)
+    for more in (rest[rest.index(s) + 1:] if s in rest else [])[:2]:
+        if not _GOES_ON.search(more.strip()):
+            break
+        told.append(more[:1].upper() + more[1:])
+    text = _IS.sub(_not_possessive, " ".join(told))
+    hit = find_date(text, ctx.msg.ts.date())
+    when = hit.start if hit is not None and hit.past else ctx.msg.ts.date()
+    body = tidy(third_person(with_dates(text, hit if hit is not None and hit.past else None)))
+    rel, name = m.group("rel").lower(), m.group("name") or ""
+    yield cand(ctx, ("event", f"health:{rel}:{name.lower()}"), "event",
+               f"{body[:-1]} (said on {ctx.msg.ts.date().isoformat()}).", value="yes", salience=0.85,
+               valid_from=when, entities=("user", name) if name else ("user",))

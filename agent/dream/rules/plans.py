@@ -13,8 +13,9 @@ from collections.abc import Iterator, Sequence
 
 from agent.dream.dates import DateHit, day_label, find_date, with_dates
 from agent.dream.ops import CloseOp
-from agent.dream.rules.base import Candidate, Context, cand, is_name
-from agent.dream.rules.lexicon import INTERJECTIONS, NAMES, PAST, PLAN_NOUNS, PLAN_WORDS
+from agent.dream.rules.base import Candidate, Context, cand, introduce, is_name
+from agent.dream.rules.lexicon import HEDGE, INTERJECTIONS, NAMES, PAST, PLAN_NOUNS, PLAN_WORDS
+from agent.dream.rules.objects import about, antecedent, is_vague, points_elsewhere
 from agent.dream.rules.text import content_words, names_in, norm_key, sentences, third_person, tidy
 from memfs.cards import Card
 
@@ -26,9 +27,8 @@ _RESCHEDULE = re.compile(r"\b(?:moved|pushed|postponed|rescheduled|delayed|bumpe
 _CLOSE = re.compile(r"\b(cancel+ed|cancel+ing|(?:going to|gonna|will|'ll|have to|need to) cancel|skip(?:ping)?|called off|bail(?:ed)? on|had to cancel|is off|is out(?! of)|not going|won't be going|can't go|can't make it|"
                     r"out of|pulled out of|skipped|done with|finished|passed|did|went to|handed in|"
                     r"submitted|got back from|aced|nailed)\b", re.IGNORECASE)
-_TENTATIVE = re.compile(r"\bthinking (?:about|of) (?:a|an|maybe|possibly|doing|going|getting|having)\b|"
-                        r"\btoying with\b|\ball I want\b|\bI wish\b|\bwould be (?:nice|lovely|great)\b", re.IGNORECASE)
-"""Wishes and musings ("thinking about a walk this weekend"), not plans; "the interview" stays one."""
+_TURNS = re.compile(r"\bturns \d{1,3}\b", re.IGNORECASE)
+"""A relative's birthday with a date ("my dad turns 70 on 19 December") is a plan-worthy day."""
 _COMMIT = re.compile(r"\b(need to|have to|has to|promised|deadline|due|booked|scheduled)\b", re.IGNORECASE)
 
 
@@ -74,21 +74,54 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
         body = moved_from(tidy(with_dates(third_person(_we(s, ctx)), hit)), old.body, old.expires, old.entities[1:])
         yield _plan(ctx, body, hit, words | content_words(old.body), [*old.entities[1:], *people], old.id)
         return
-    if not (words & PLAN_WORDS or people or _COMMIT.search(s) or remind):
+    if not (words & PLAN_WORDS or people or _COMMIT.search(s) or remind or _TURNS.search(s)):
         return
-    if _TENTATIVE.search(s) and not (_COMMIT.search(s) or remind):
+    if _hedged(s, hit) and not (_COMMIT.search(s) or remind):
         return
     if remind:
-        body = tidy("The user asked to be reminded to " + with_dates(third_person(remind.group(1)), hit))
+        what = re.sub(r"^(?:that|it|this|them)\s+(?=(?:by|on|at|in|before|until|tomorrow|tonight|next|this)\b)", "",
+                      _through_date(remind.group(1), hit), flags=_Q)
+        to = "" if re.match(r"(?:by|on|at|in|before|until|tomorrow|tonight|next|this)\b", what, _Q) else "to "
+        body = tidy(third_person("the user asked to be reminded " + to + with_dates(what, hit)))
+        vague = is_vague(what.replace(hit.phrase, " "))
     else:
         body = tidy(with_dates(third_person(_we(_there(_drop_chatter(s), s, ctx), ctx)), hit))
+        vague = points_elsewhere(s.replace(hit.phrase, " "))
+    if vague:
+        ante = antecedent(s, ctx)
+        if ante is None:
+            return
+        body, words, people = about(body, ante), words | ante.words, [*people, *ante.names]
     we = _we_with(s, ctx) if re.search(r"\bwe\b", s, _Q) else []
+    body = introduce(body, people, ctx)
     implicit = [n for n in _context_names(s, ctx) if n.lower() not in body.lower()]
     if implicit:
         body = f"{body[:-1]} (context: {', '.join(implicit)})."
     plan = _plan(ctx, body, hit, words, [*people, *we, *implicit])
     plan.moved = moving
     yield plan
+
+
+def _hedged(s: str, hit: DateHit) -> bool:
+    """Speculation about the dated part of ``s`` ("maybe we could go to the coast on Sunday",
+    "perhaps X and I could do that class on Saturday, not sure if she's free"); a hedge after
+    the date's clause ("the exam is tomorrow, maybe I'll fail") does not make the exam a maybe."""
+    at = s.find(hit.phrase)
+    at = len(s) if at < 0 else at
+    end = s.find(",", at + len(hit.phrase))
+    start = max(s.rfind(" but ", 0, at), s.rfind(";", 0, at), 0)
+    return HEDGE.search(s[start: end if end != -1 else len(s)]) is not None
+
+
+def _through_date(text: str, hit: DateHit) -> str:
+    """A reminder's words up to the clause holding its date: "renew my passport by Friday", not
+    ", the form is on the kitchen table" after it."""
+    kept: list[str] = []
+    for clause in text.split(", "):
+        kept.append(clause)
+        if hit.phrase in clause:
+            break
+    return ", ".join(kept)
 
 
 _MOVE_WORDS = frozenset({"moved", "pushed", "postponed", "rescheduled", "delayed", "bumped", "shifted", "switched",
@@ -163,7 +196,7 @@ def _context_names(s: str, ctx: Context) -> list[str]:
     alone = [w.strip(" !?.") for w in rest if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?[!?.]*", w)]
     named = [n for part in rest for n in names_in(part)]
     found = [n for n in [*alone, *named] if is_name(n.split()[0]) and n not in INTERJECTIONS]
-    if found or names_in(" " + s):
+    if found or names_in(" " + s) or not re.search(r"\b(?:we|we're|we'll|us|there|they|they're)\b", s, _Q):
         return found
     known = {e for card in ctx.active for e in card.entities[1:] if e[:1].isupper()}
     return [e for e in sorted(known) if re.search(rf"\b{re.escape(e)}\b", ctx.prior_text)][:2]
@@ -177,7 +210,15 @@ def rule_promise(s: str, ctx: Context) -> Iterator[Candidate]:
         return
     rest = with_dates(m.group(1) + m.group(2), hit)
     rest = re.sub(r"\byour\b", "the user's", re.sub(r"\byou\b", "the user", rest, flags=_Q), flags=_Q)
-    yield _plan(ctx, tidy("The assistant promised to " + rest), hit, content_words(m.group(2)), names_in(s))
+    body, words, people = tidy("The assistant promised to " + rest), content_words(m.group(2)), names_in(s)
+    if m.group(1).lower() in ("remind you", "ask you") and is_vague(m.group(2).replace(hit.phrase, " ")):
+        if any(c.type == "plan" and c.expires == hit.end for _, cands in ctx.prior[-1:] for c in cands):
+            return  # "Sure, I'll remind you on Thursday": the user's own reminder card says what
+        ante = antecedent(s, ctx)
+        if ante is None:
+            return
+        body, words, people = about(body, ante), words | ante.words, [*people, *ante.names]
+    yield _plan(ctx, body, hit, words, people)
 
 
 def best_plan(words: frozenset[str], active: Sequence[Card]) -> Card | None:

@@ -30,7 +30,13 @@ from agent.dream.rules.facts import (
     rule_sickness,
 )
 from agent.dream.rules.lexicon import HYPOTHETICAL, NOT_NAMES
-from agent.dream.rules.people import rule_ages, rule_family, rule_partner_change, rule_role
+from agent.dream.rules.people import (
+    rule_ages,
+    rule_family,
+    rule_family_health,
+    rule_partner_change,
+    rule_role,
+)
 from agent.dream.rules.plans import rule_goal, rule_plan
 from agent.dream.rules.tastes import (
     rule_boundary,
@@ -50,7 +56,7 @@ from memfs.cards import Card
 _Q = re.IGNORECASE
 
 FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, rule_birthday,
-              rule_health, rule_sickness, rule_known_unwell, rule_injury, rule_family, rule_ages, rule_role, rule_partner_change,
+              rule_health, rule_sickness, rule_known_unwell, rule_injury, rule_family_health, rule_family, rule_ages, rule_role, rule_partner_change,
               rule_preference, rule_indirect_taste, rule_loved_place, rule_favorite, rule_boundary, rule_hobby,
               rule_fear, rule_milestone, rule_habit_change, rule_switch, rule_learning, rule_commute, rule_goal)
 QUESTION_SAFE = (rule_boundary,)
@@ -78,10 +84,11 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
 
 def _unshadowed(out: list[Candidate]) -> list[Candidate]:
     """Drop what another candidate of the same sentence already says better: a job card beats
-    the "got promoted" milestone; "don't bring up my ex, Jordan" is a boundary, not an ex card."""
+    the "got promoted" milestone; "don't bring up my ex, Jordan" is a boundary, not an ex card; "my uncle Ray was rushed to
+    hospital" is one card (the event names the uncle), not two."""
     if any(c.slot[0] == "job" and not c.ends for c in out):
         out = [c for c in out if c.slot != ("event", "got promoted")]
-    guarded = {e for c in out if c.type == "boundary" for e in c.entities[1:]}
+    guarded = {e for c in out if c.type == "boundary" or c.slot[1].startswith("health:") for e in c.entities[1:]}
     return [c for c in out if not (c.type == "relationship" and set(c.entities[1:]) & guarded)]
 
 

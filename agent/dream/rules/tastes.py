@@ -153,7 +153,7 @@ def rule_fear(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def rule_habit_change(s: str, ctx: Context) -> Iterator[Candidate]:
-    m = re.search(r"\bI (?:just |recently |finally )?(switched to|gave up|quit|stopped|cut out|started) "
+    m = re.search(r"\bI(?:'ve| have)? (?:just |recently |finally )?(switched to|gave up|quit|stopped|cut out|started) "
                   r"([a-z][a-z' -]*?)(?=\s+(?:last|this|a|two|three|and|but|so|because)\b|[,.!?;]|$)", s, _Q)
     if m and (obj := object_phrase(m.group(2))) and not re.match(r"(?:my job|work|my position|the company)", obj, _Q):
         yield cand(ctx, ("habit", norm_key(obj)), "preference",
