@@ -39,3 +39,15 @@ def test_a_capitalised_relative_word_mid_sentence_is_a_title_not_a_date(text: st
 
 def test_day_label_names_the_weekday() -> None:
     assert day_label(dt.date(2026, 10, 15)) == "Thursday 2026-10-15"
+
+
+@pytest.mark.parametrize(("text", "expected", "past"), [
+    ("I have to pay the council tax bill, it came on Saturday", dt.date(2026, 9, 26), True),
+    ("the parcel arrived and it came on Monday", dt.date(2026, 9, 28), True),
+    ("it came yesterday, I have to send it back by Monday", dt.date(2026, 9, 30), True),
+    ("I need to send it back, the courier comes on Monday", dt.date(2026, 10, 5), False),
+])
+def test_a_date_in_a_past_clause_is_past_even_if_another_clause_looks_ahead(
+        text: str, expected: dt.date, past: bool) -> None:
+    hit = find_date(text, TODAY)
+    assert hit is not None and hit.start == expected and hit.past is past

@@ -584,3 +584,87 @@ def test_over_the_limit_small_talk_notes_go_before_older_facts() -> None:
                         for d in range(1, 25))
     ex = extract_offline(window("ok"), [], facts + "\n" + chatter, WED)
     assert len(ex.summary) <= 1200 and "peanuts" in ex.summary
+
+
+# -- cards that make sense alone: reminders that say what, no speculation, family health ----------
+
+
+def plans(ex: Extraction) -> list[WriteOp]:
+    return [op for op in writes(ex) if op.type == "plan"]
+
+
+def test_a_reminder_with_its_object_says_what() -> None:
+    (plan,) = plans(run("can you remind me to call the vet tomorrow? Biscuit's stitches need checking"))
+    assert "call the vet" in plan.body and plan.expires == dt.date(2026, 11, 5)
+
+
+@pytest.mark.parametrize("lines,what", [
+    (("I need to book the table at Rosa's for Gran's party.", "Nice!", "the upstairs room. remind me by Friday"),
+     "book the table"),
+    (("the washing machine is leaking all over the floor again", "Oh no.", "remind me to sort that out on Saturday"),
+     "washing machine"),
+    (("I have to renew the car insurance. can you remind me on Friday?",), "car insurance"),
+])
+def test_a_reminder_whose_object_is_elsewhere_finds_it_in_the_same_or_previous_message(
+        lines: tuple[str, ...], what: str) -> None:
+    (plan,) = plans(run(*lines))
+    assert what in plan.body and "reminded to by" not in plan.body and "to that" not in plan.body
+
+
+def test_a_reminder_that_never_says_what_is_not_written() -> None:
+    assert plans(run("long day. so tired. the bus was late", "Rest up.", "remind me to do it on Friday")) == []
+
+
+def test_the_assistants_bare_promise_after_a_reminder_is_not_a_second_card() -> None:
+    ex = run("I have to pay the gas bill", "Ugh.", "can you remind me on Thursday?", "Sure, I'll remind you on Thursday.")
+    (plan,) = plans(ex)
+    assert "gas bill" in plan.body and "promised" not in plan.body
+
+
+@pytest.mark.parametrize("line", [
+    "maybe we could go to the coast on Sunday if the weather holds",
+    "I might try the climbing wall on Saturday",
+    "we're thinking about Rome for our anniversary in April",
+    "perhaps Jo and I could see a film on Friday, not sure if she's free",
+    "Maybe Priya and I can go together on the Sunday after she arrives.",
+])
+def test_speculation_is_not_a_plan(line: str) -> None:
+    assert plans(run(line)) == []
+
+
+def test_a_hedge_after_the_dated_clause_leaves_the_plan() -> None:
+    (plan,) = plans(run("the exam is tomorrow, maybe I'll fail lol"))
+    assert "exam" in plan.body and plan.expires == dt.date(2026, 11, 5)
+
+
+@pytest.mark.parametrize("lines,words", [
+    (("my nan had a fall last night and broke her wrist",), ["nan", "wrist"]),
+    (("my brother's in hospital with appendicitis, they're operating tonight",), ["brother is in hospital", "appendicitis"]),
+    (("Mum called. Grandad had a fall on Monday and he's in hospital. They think he broke his hip.",),
+     ["grandad", "fall", "Monday 2026-11-02", "hip"]),
+    (("my uncle Ray was rushed to hospital with a heart attack yesterday",), ["uncle Ray", "heart attack"]),
+])
+def test_a_relatives_health_news_is_a_salient_event_naming_them(lines: tuple[str, ...], words: list[str]) -> None:
+    ex = run(*lines)
+    (event,) = [op for op in writes(ex) if op.type == "event"]
+    assert all(w in event.body for w in words), event.body
+    assert event.body.startswith("The user's ") and event.salience >= 0.8
+    assert not [op for op in writes(ex) if op.type == "relationship"]  # the event already says who Ray is
+
+
+def test_fear_a_few_messages_after_health_news_raises_it_instead_of_a_card_of_its_own() -> None:
+    ex = run("my grandma had a stroke this morning", "I'm so sorry.", "she's 91.", "That's hard.",
+             "she sounded so tired on the phone", "I'm here.", "I am scared.")
+    (event,) = writes(ex)
+    assert "stroke" in event.body and event.salience >= 0.9
+
+
+def test_an_emotional_moment_alone_is_told_with_its_own_message() -> None:
+    (event,) = writes(run("I snapped at my son over a spilled drink. He cried. I've been feeling awful all day."))
+    assert "snapped" in event.body and "feeling awful" in event.body
+
+
+def test_a_plan_says_who_a_known_name_is() -> None:
+    sister = card("c-sis001", "The user's sister is Maya.", "relationship", entities=("user", "Maya"))
+    (plan,) = plans(run("Maya's visiting on Saturday!", cards=(sister,)))
+    assert "Maya (the user's sister) is visiting" in plan.body

@@ -114,10 +114,16 @@ def relation_of(name: str, ctx: Context) -> str | None:
     return None
 
 
+def known_names(text: str, ctx: Context) -> list[str]:
+    """Names the cards know that ``text`` mentions, even as its first word ("Maya's visiting")."""
+    known = {e for card in ctx.active for e in card.entities[1:] if e[:1].isupper()}
+    return [e for e in sorted(known) if re.search(rf"\b{re.escape(e)}\b", text)]
+
+
 def introduce(body: str, names: Sequence[str], ctx: Context) -> str:
     """Say who a name is the first time a card uses it, when the cards know and the body does not:
     "Maya (the user's sister) is visiting" reads alone; "Maya's visiting" needs the other cards."""
-    for name in dict.fromkeys(names):
+    for name in dict.fromkeys([*names, *known_names(body, ctx)]):
         rel = relation_of(name, ctx)
         body = re.sub(rf"\b({re.escape(name)})'s (?=\w+ing\b|been\b|back\b|coming\b|here\b)", r"\1 is ", body)
         at = re.search(rf"\b{re.escape(name)}\b(?!')", body)

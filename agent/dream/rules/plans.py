@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from agent.dream.dates import DateHit, day_label, find_date, with_dates
 from agent.dream.ops import CloseOp
-from agent.dream.rules.base import Candidate, Context, cand, introduce, is_name
+from agent.dream.rules.base import Candidate, Context, cand, introduce, is_name, known_names
 from agent.dream.rules.lexicon import HEDGE, INTERJECTIONS, NAMES, PAST, PLAN_NOUNS, PLAN_WORDS
 from agent.dream.rules.objects import about, antecedent, is_vague, points_elsewhere
 from agent.dream.rules.text import content_words, names_in, norm_key, sentences, third_person, tidy
@@ -93,7 +93,7 @@ def rule_plan(s: str, ctx: Context) -> Iterator[Candidate]:
             return
         body, words, people = about(body, ante), words | ante.words, [*people, *ante.names]
     we = _we_with(s, ctx) if re.search(r"\bwe\b", s, _Q) else []
-    body = introduce(body, people, ctx)
+    body, people = introduce(body, people, ctx), [*people, *known_names(s, ctx)]
     implicit = [n for n in _context_names(s, ctx) if n.lower() not in body.lower()]
     if implicit:
         body = f"{body[:-1]} (context: {', '.join(implicit)})."
