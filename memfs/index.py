@@ -568,8 +568,9 @@ def save_snapshot(index: PairIndex) -> None:
         os.replace(tmp, folder / f"snap-{generation}.vectors.npy")
         write_checked(folder / SNAPSHOT, manifest)
         write_state(folder, index.head, index.memory_items())
-        for path in [*folder.glob("snap-*"), *folder.glob(".snap-*.tmp")]:
-            if generation not in path.name:
+        # we hold the lock, so no writer is midway: any temp file is a dead writer's
+        for path in [*folder.glob("snap-*"), *folder.glob(".*.tmp")]:
+            if not path.name.startswith(f"snap-{generation}."):
                 path.unlink(missing_ok=True)
     index.saved_rows, index.state_head = rows, index.head
 
