@@ -1,9 +1,14 @@
 """The pair's search index: every card, the summary and every past message, kept current.
 
 The index is derived data under ``.memfs/index/<model>/`` (git-ignored): delete it and the
-next search rebuilds it. What is slow to recompute is kept on disk — vectors, keyed by a
-content hash so unchanged text is never embedded twice, and the parsed card items of the
-last indexed commit. What is cheap is recomputed: messages are re-read from ``history/``.
+next search rebuilds it. On disk: vectors, keyed by a content hash so unchanged text is
+never embedded twice (``vectors/``); the parsed card items of the last indexed commit
+(``state.json``); and a snapshot of the whole in-memory index — message columns, BM25
+postings, float16 vectors — as of a commit and per-session history offsets
+(``snapshot.json`` + ``snap-<generation>.*``), so that a new process, such as a one-shot
+``memfs search``, loads it instead of re-reading and re-tokenising every message (110k
+items: 0.3 s instead of 4–5 s). Every file is CRC-checked: missing, partial, foreign or
+damaged all mean "rebuild", never a wrong answer.
 
 Keeping current is lazy and cheap to check: at search time we compare HEAD's sha and the
 sizes of the ``history/*.jsonl`` files with what we indexed. A new HEAD (a pin, a card
