@@ -35,7 +35,8 @@ from memfs import history  # noqa: E402
 from memfs.cards import Card  # noqa: E402
 from memfs.embed import SentenceTransformerEmbedder, VectorStore, content_key  # noqa: E402
 from memfs.gitio import DREAM  # noqa: E402
-from memfs.index import card_item, forget_open_indexes, index_folder, message_item, reconcile  # noqa: E402
+from memfs.index import forget_open_indexes, index_folder, reconcile  # noqa: E402
+from memfs.index_items import card_item, message_item  # noqa: E402
 from memfs.search import search  # noqa: E402
 from memfs.store import MemoryStore  # noqa: E402
 

@@ -134,9 +134,12 @@ class VectorStore:
             name = vec_path.name.removesuffix(".vecs.npy")
             if name in self._seen:
                 continue
-            raw = np.load(self.folder / f"{name}.keys.npy").tobytes()
+            try:
+                raw = np.load(self.folder / f"{name}.keys.npy").tobytes()
+                vecs = np.load(vec_path, mmap_mode="r")
+            except (OSError, ValueError, EOFError):
+                continue  # a truncated or half-written segment: a cache miss, never a crash
             keys = [raw[i:i + 32] for i in range(0, len(raw), 32)]
-            vecs = np.load(vec_path, mmap_mode="r")
             if vecs.ndim != 2 or vecs.shape[1] != self.dim or len(keys) != len(vecs):
                 continue  # another model's or a damaged segment: ignore, never guess
             self._seen.add(name)

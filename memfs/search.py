@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memfs.errors import BadInputError
-from memfs.index import KIND_CODES, STATUS_CODES, Item, PairIndex, open_index, refresh
+from memfs.index import PairIndex, open_index, refresh
+from memfs.index_items import KIND_CODES, STATUS_CODES, Item
 from memfs.ranking import (
     Floats,
     Weights,

@@ -56,7 +56,7 @@ def test_first_search_embeds_everything_once_and_reindex_embeds_nothing(
 def test_nothing_changed_means_no_work(fpair: MemoryPair, fake_embedder: FakeEmbedder,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     reconcile(fpair.root, fake_embedder)
-    monkeypatch.setattr("memfs.index.load_cards", _must_not_run)
+    monkeypatch.setattr("memfs.index_git.load_cards", _must_not_run)
     assert reconcile(fpair.root, fake_embedder).empty
 
 
@@ -64,7 +64,7 @@ def test_a_fresh_process_reuses_the_saved_state_and_vectors(
         fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     before = [(h.id, h.score) for h in fpair.search("Biscuit vet", k=4, now=NOW)]
     forget_open_indexes()
-    monkeypatch.setattr("memfs.index.load_cards", _must_not_run)
+    monkeypatch.setattr("memfs.index_git.load_cards", _must_not_run)
     monkeypatch.setattr("memfs.index.read_new_messages", _must_not_run)
     plan = reconcile(fpair.root, fake_embedder)
     assert plan.empty and plan.embedded == 0
@@ -75,7 +75,7 @@ def test_a_pin_touches_no_card(fpair: MemoryPair, fake_embedder: FakeEmbedder,
                                monkeypatch: pytest.MonkeyPatch) -> None:
     reconcile(fpair.root, fake_embedder)
     fpair.pin("Call me Al")
-    monkeypatch.setattr("memfs.index.load_cards", _must_not_run)
+    monkeypatch.setattr("memfs.index_git.load_cards", _must_not_run)
     assert reconcile(fpair.root, fake_embedder).empty
     assert "Call me Al" not in [h.text for h in fpair.search("Call me Al", k=10)]
 
@@ -291,7 +291,7 @@ def test_a_new_process_gets_the_same_hits_and_scores_from_the_snapshot(
     write_card(fpair, "c-peanut", "The user is allergic to peanuts.", status="deleted")
     before = everything(fpair)
     forget_open_indexes()
-    monkeypatch.setattr("memfs.index.load_cards", _must_not_run)
+    monkeypatch.setattr("memfs.index_git.load_cards", _must_not_run)
     monkeypatch.setattr("memfs.index.read_new_messages", _must_not_run)
     assert everything(fpair) == before
     assert any(hit[1] == "stale" for hits in before for hit in hits)
@@ -380,3 +380,15 @@ def test_an_altered_snapshot_of_the_current_commit_is_not_believed(
     _damage(index_folder(fpair.root, fake_embedder.name) / "snapshot.json", "alter")
     forget_open_indexes()
     assert everything(fpair) == before
+
+
+def test_a_truncated_vector_segment_is_a_cache_miss_not_a_crash(tmp_path: Path) -> None:
+    import numpy as np
+
+    store = VectorStore(tmp_path / "vectors", 4)
+    store.add([b"k" * 32], np.ones((1, 4), dtype=np.float32))
+    for path in (tmp_path / "vectors").glob("*.vecs.npy"):
+        path.write_bytes(path.read_bytes()[:10])
+    fresh = VectorStore(tmp_path / "vectors", 4)
+    fresh.load()
+    assert b"k" * 32 not in fresh._rows

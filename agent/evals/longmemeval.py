@@ -24,7 +24,8 @@ from typing import Any
 
 from memfs.embed import CachedEmbedder, Embedder, VectorStore
 from memfs.errors import BadInputError
-from memfs.index import Item, PairIndex
+from memfs.index import PairIndex
+from memfs.index_items import Item
 from memfs.ranking import Weights, names
 from memfs.search import DEFAULT_WEIGHTS, make_query, rank
 

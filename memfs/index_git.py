@@ -1,0 +1,106 @@
+"""Reading a pair repository cheaply, for the index: HEAD without a subprocess, what a
+commit changed, history sizes, and new history lines from a byte offset."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import zlib
+from pathlib import Path
+
+from memfs import history
+from memfs.cardstore import load_cards
+from memfs.errors import BadInputError, GitError
+from memfs.gitio import run_git
+from memfs.index_items import Item, card_item, summary_items
+
+# -- reading the repository cheaply ------------------------------------------------------------
+
+
+def head_sha(root: Path) -> str | None:
+    """HEAD's sha from the ref files (no subprocess: this runs before every search)."""
+    git_dir = root / ".git"
+    try:
+        head = (git_dir / "HEAD").read_text().strip()
+    except FileNotFoundError:
+        return None
+    if not head.startswith("ref: "):
+        return head
+    ref = head[5:]
+    try:
+        return (git_dir / ref).read_text().strip()
+    except FileNotFoundError:
+        pass
+    try:
+        for line in (git_dir / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    except FileNotFoundError:
+        pass
+    return None  # an unborn branch
+
+
+def changed_paths(root: Path, old: str, new: str) -> list[str] | None:
+    """Paths changed between two commits, or None when ``old`` is unknown (rebuild all)."""
+    try:
+        out = run_git(root, "diff", "--name-status", "--no-renames", old, new)
+    except GitError:
+        return None
+    return [line.split("\t", 1)[1] for line in out.splitlines() if "\t" in line]
+
+
+def history_sizes(root: Path) -> dict[str, int]:
+    folder = root / "history"
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return {}
+    return {e.name[:-6]: e.stat().st_size for e in entries
+            if e.name.endswith(".jsonl") and e.is_file()}
+
+
+def read_new_messages(root: Path, session: str, offset: int, first_turn: int = 0,
+                      crc: int = 0) -> tuple[list[history.Message], int, int]:
+    """Complete lines appended to a session file since byte ``offset``, the new offset, and
+    ``crc`` (the CRC-32 of the file up to ``offset``) carried on over the lines read.
+
+    A line without ``turn`` (written by hand) gets its position, as ``history`` reads it.
+    """
+    path = root / "history" / f"{session}.jsonl"
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        data = handle.read()
+    end = data.rfind(b"\n") + 1
+    messages: list[history.Message] = []
+    for line in data[:end].splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            messages.append(history.Message(
+                session=session,  # the file's: ids and paths must point at this file
+                turn=int(record.get("turn", first_turn + len(messages))),
+                role=str(record["role"]), content=str(record["content"]),
+                ts=history.parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, BadInputError):
+            continue  # `memfs check` reports malformed history; search just skips the line
+    return messages, offset + end, zlib.crc32(data[:end], crc)
+
+
+def card_and_summary_items(root: Path, head: str | None) -> list[Item]:
+    """Card and summary items at ``head`` (the one full read: on commits that touch them)."""
+    if head is None:
+        return []
+    cards, _ = load_cards(root, head)
+    items = [card_item(c) for c in cards]
+    try:
+        summary = run_git(root, "show", f"{head}:summary.md")
+        when = float(run_git(root, "log", "-1", "--format=%ct", head, "--", "summary.md") or 0)
+    except GitError:
+        summary, when = "", 0.0
+    return items + summary_items(summary, when)
+
+
+def utc_today(now: dt.datetime | None = None) -> dt.date:
+    return (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc).date()
