@@ -76,8 +76,10 @@ class GitError(MemfsError):
         self.stderr = stderr.strip()
         verb = self.command.split(" ", 1)[0]
         lines = [line.strip() for line in self.stderr.splitlines() if line.strip()]
-        said = next((line for line in lines if line.startswith(("fatal:", "error:"))),
-                    lines[-1] if lines else "no message")
+        said = next((line for line in lines if line.startswith("memfs: ")
+                     and "refused the commit" not in line),
+                    next((line for line in lines if line.startswith(("fatal:", "error:"))),
+                         lines[-1] if lines else "no message"))
         super().__init__(f"git {verb} failed ({status}): {said}")
 
 
