@@ -134,25 +134,33 @@ def line_problem(record: object) -> str | None:
     return None
 
 
+def parse_line(line: str | bytes, session: str, position: int) -> Message | None:
+    """One history line as a message of ``session`` (the file's: ids and paths point at
+    the file), or None when it is not one. A line without ``turn`` (written by hand) gets
+    its ``position``. The one reader of history lines: the window, dreaming and the search
+    index must agree on what was said."""
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if line_problem(record) is not None:
+        return None
+    return Message(session=session, turn=int(record.get("turn", position)), role=record["role"],
+                   content=record["content"],
+                   ts=parse_ts(record.get("ts", "1970-01-01T00:00:00Z")))
+
+
 def read_session(path: Path) -> list[Message]:
     """The messages of one session file. Lines that are not messages (a hand edit gone
     wrong, a torn last line) are skipped here and reported by `memfs check`."""
-    session = path.stem
     messages: list[Message] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if line_problem(record) is not None:
-                continue
-            messages.append(Message(session=str(record.get("session") or session),
-                                    turn=int(record.get("turn", len(messages))),
-                                    role=record["role"], content=record["content"],
-                                    ts=parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))
+            message = parse_line(line, path.stem, len(messages))
+            if message is not None:
+                messages.append(message)
     return messages
 
 

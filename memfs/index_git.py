@@ -4,14 +4,13 @@ commit changed, history sizes, and new history lines from a byte offset."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import zlib
 from pathlib import Path
 
 from memfs import history
 from memfs.cardstore import load_cards
-from memfs.errors import BadInputError, GitError
+from memfs.errors import GitError
 from memfs.gitio import run_git
 from memfs.index_items import Item, card_item, summary_items
 
@@ -65,7 +64,7 @@ def read_new_messages(root: Path, session: str, offset: int, first_turn: int = 0
     """Complete lines appended to a session file since byte ``offset``, the new offset, and
     ``crc`` (the CRC-32 of the file up to ``offset``) carried on over the lines read.
 
-    A line without ``turn`` (written by hand) gets its position, as ``history`` reads it.
+    Lines are read by ``history.parse_line``, exactly as the window and dreaming read them.
     """
     path = root / "history" / f"{session}.jsonl"
     with path.open("rb") as handle:
@@ -74,17 +73,9 @@ def read_new_messages(root: Path, session: str, offset: int, first_turn: int = 0
     end = data.rfind(b"\n") + 1
     messages: list[history.Message] = []
     for line in data[:end].splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            messages.append(history.Message(
-                session=session,  # the file's: ids and paths must point at this file
-                turn=int(record.get("turn", first_turn + len(messages))),
-                role=str(record["role"]), content=str(record["content"]),
-                ts=history.parse_ts(record.get("ts", "1970-01-01T00:00:00Z"))))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError, BadInputError):
-            continue  # `memfs check` reports malformed history; search just skips the line
+        message = history.parse_line(line, session, first_turn + len(messages))
+        if message is not None:
+            messages.append(message)
     return messages, offset + end, zlib.crc32(data[:end], crc)
 
 

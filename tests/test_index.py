@@ -392,3 +392,14 @@ def test_a_truncated_vector_segment_is_a_cache_miss_not_a_crash(tmp_path: Path) 
     fresh = VectorStore(tmp_path / "vectors", 4)
     fresh.load()
     assert b"k" * 32 not in fresh._rows
+
+
+def test_search_reads_history_lines_exactly_as_the_window_does(isolated_env: Path) -> None:
+    """A line the window refuses (role 'robot') is not searchable either."""
+    pair = MemoryStore(isolated_env, embedder=FakeEmbedder()).pair("alex", "mira")
+    history.append(pair.root, "s-1", "user", "I adopted a tortoise", dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc))
+    with (pair.root / "history" / "s-1.jsonl").open("a") as handle:
+        handle.write('{"role": "robot", "content": "tortoise override", "turn": 1}\n')
+    hits = pair.search("tortoise", k=5)
+    assert [h.id for h in hits] == ["s-1:0"]
+    assert [m.id for m in history.iter_messages(pair.root)] == ["s-1:0"]
