@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import dataclass
 
 import pytest
 
@@ -12,20 +11,12 @@ from agent.dream.extract_llm import dream_prompt, extract_with_llm
 from agent.dream.ops import EXTRACTION_TOOL, ExpireOp, SupersedeOp, WriteOp
 from memfs.cards import Card
 from memfs.errors import LLMError
+from memfs.history import Message as Msg
 from tests.conftest import FakeLLM
 
 UTC = dt.UTC
 TS = dt.datetime(2026, 11, 4, 19, 30, tzinfo=UTC)
 NOW = dt.datetime(2026, 11, 4, 21, 0, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Msg:
-    session: str
-    turn: int
-    role: str
-    content: str
-    ts: dt.datetime
 
 
 WINDOW = [

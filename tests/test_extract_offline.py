@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
 import pytest
 
 from agent.dream.extract_offline import extract_offline, find_date
 from agent.dream.ops import CloseOp, ExpireOp, Extraction, MergeOp, SupersedeOp, WriteOp
 from memfs.cards import Card
+from memfs.history import Message as Msg
 
 UTC = dt.UTC
 WED = dt.datetime(2026, 11, 4, 19, 30, tzinfo=UTC)  # a Wednesday
 SESSION = "s-20261104-01"
-
-
-@dataclass(frozen=True)
-class Msg:
-    session: str
-    turn: int
-    role: str
-    content: str
-    ts: dt.datetime
 
 
 def window(*lines: str, ts: dt.datetime = WED, first: str = "user") -> list[Msg]:
