@@ -25,30 +25,17 @@ from agent.evals.longmemeval import (  # noqa: E402
     CACHE_DIR,
     METHODS,
     _cached,
+    evaluate,
     format_table,
     load_questions,
     question_index,
-    recall_row,
-    summarise,
 )
 from memfs.ranking import Weights  # noqa: E402
 from memfs.search import DEFAULT_WEIGHTS  # noqa: E402
 
-DATA = "/work/shared/data/longmemeval_s_60.json.gz"
+DATA = str(Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval_s_60.json.gz")
 GRID = {"semantic": (0.4, 0.6, 0.8), "bm25": (0.2, 0.3, 0.5, 0.7), "entity": (0.0, 0.1),
         "recency": (0.0, 0.05)}
-
-
-def evaluate(prepared: list[tuple[dict[str, Any], Any, set[str]]],
-             methods: dict[str, Weights]) -> dict[str, Any]:
-    rows = []
-    for question, index, evidence in prepared:
-        for name, weights in methods.items():
-            row: dict[Any, Any] = {"method": name, "type": question["question_type"],
-                                   "split": question["split"]}
-            row.update(recall_row(index, question, evidence, weights))
-            rows.append(row)
-    return summarise(rows, list(methods))
 
 
 def tune(prepared: list[tuple[dict[str, Any], Any, set[str]]]) -> tuple[Weights, float]:

@@ -102,17 +102,28 @@ def run_longmemeval(path: str | Path, limit: int | None = None,
     """Recall_any@{1,5,10} per method, overall, per question type and per split."""
     embedder = _cached(embedder, cache_dir)
     chosen = {m: METHODS.get(m) or (weights or DEFAULT_WEIGHTS) for m in methods}
-    rows: list[dict[str, Any]] = []
+    prepared = []
     for question in load_questions(path, limit):
         index, evidence = question_index(question, embedder)
-        if not evidence:
-            continue
-        for method, w in chosen.items():
+        if evidence:
+            prepared.append((question, index, evidence))
+    return evaluate(prepared, chosen)
+
+
+Prepared = list[tuple[dict[str, Any], Any, set[str]]]
+"""(question, its haystack index, the evidence turn ids) for each question."""
+
+
+def evaluate(prepared: Prepared, methods: dict[str, Weights]) -> dict[str, Any]:
+    """Recall rows for every question under every method's weights, summarised."""
+    rows: list[dict[str, Any]] = []
+    for question, index, evidence in prepared:
+        for method, w in methods.items():
             row: dict[Any, Any] = {"method": method, "type": question["question_type"],
                                    "split": question["split"]}
             row.update(recall_row(index, question, evidence, w))
             rows.append(row)
-    return summarise(rows, list(chosen))
+    return summarise(rows, list(methods))
 
 
 def summarise(rows: list[dict[Any, Any]], methods: list[str]) -> dict[str, Any]:
