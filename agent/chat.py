@@ -10,9 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from agent.tools import reply_with_tools
-from agent.turn import add_messages, compact_now, current_session, end_session
+from memfs.agent.tools import reply_with_tools
+
 from memfs.store import MemoryPair
+from memfs.turn import add_messages, compact_now, current_session, end_session
 
 TOOL_PROVIDERS = ("anthropic", "openai")
 

@@ -15,12 +15,12 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from agent.compaction import pending_events
-from agent.turn import TurnOptions, add_messages, end_session
 from memfs.assets import sample_memories_dir
+from memfs.compaction import pending_events
 from memfs.errors import BadInputError
 from memfs.gitio import USER
 from memfs.store import MemoryPair, MemoryStore
+from memfs.turn import TurnOptions, add_messages, end_session
 
 LOADED = ("system", "cards", "summary.md", "history")
 
@@ -88,10 +88,10 @@ class ReplayResult:
 def replay(pair: MemoryPair, messages: list[dict[str, Any]], timeout: float = 60.0) -> ReplayResult:
     """Chat the messages in; compaction spawns the dreaming subprocess; wait for it."""
     before = {e.sha for e in pair.log(author="memfs-dream")}
-    add_messages(pair, messages, options=TurnOptions(dream="spawn"))
+    add_messages(pair, messages, options=TurnOptions(dream="queue"))
     end_session(pair)
     started = time.monotonic()
-    from agent.dream.runner import read_status
+    from memfs.agent.dream.runner import read_status
 
     while time.monotonic() - started < timeout:
         if not pending_events(pair.root) and read_status(pair.root) is None:

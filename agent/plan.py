@@ -14,94 +14,19 @@ hand-written probes, the "no" cases as much as the "yes" cases.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 
-from agent.llm.base import LLM, Tool
+from memfs.agent.llm.base import LLM, Tool
+
 from memfs.cards import CARD_TYPES
-from memfs.errors import BadInputError, LLMError, MemfsError
+from memfs.errors import LLMError
+from memfs.retrieval_plan import TIME_SCOPES, RetrievalPlan
 
-TIME_SCOPES = ("any", "most_recent", "past")
+__all__ = ["TIME_SCOPES", "RetrievalPlan", "decide", "plan_offline", "plan_with_llm"]
+
 PLAN_MAX_TOKENS = 400
-
-
-@dataclass(frozen=True)
-class RetrievalPlan:
-    """What the retrieval step should do for one turn (see the module docstring)."""
-
-    need_retrieval: bool
-    memory_types: tuple[str, ...] = ()
-    entities: tuple[str, ...] = ()
-    time_scope: str = "any"
-    search_query: str = ""
-    confidence: float = 0.5
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["memory_types"] = list(self.memory_types)
-        data["entities"] = list(self.entities)
-        return data
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False)
-
-    @classmethod
-    def from_dict(
-        cls, data: Mapping[str, Any], *, error: type[MemfsError] = BadInputError
-    ) -> RetrievalPlan:
-        """Validate ``data`` field by field. ``error`` is the class raised on a bad field:
-        ``BadInputError`` for files a person wrote, ``LLMError`` for a model's answer."""
-        if not isinstance(data, Mapping):
-            raise error(f"retrieval plan: expected an object, got {type(data).__name__}")
-        need = _field(data, "need_retrieval", bool, error)
-        types = _str_list(data, "memory_types", error)
-        bad = [t for t in types if t not in CARD_TYPES]
-        if bad:
-            raise error(f"retrieval plan: memory_types: unknown type {bad[0]!r} "
-                        f"(allowed: {', '.join(CARD_TYPES)})")
-        scope = _field(data, "time_scope", str, error)
-        if scope not in TIME_SCOPES:
-            raise error(f"retrieval plan: time_scope: {scope!r} is not one of {TIME_SCOPES}")
-        query = _field(data, "search_query", str, error).strip()
-        if need and not query:
-            raise error("retrieval plan: search_query: empty although need_retrieval is true")
-        conf = data.get("confidence")
-        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
-            raise error(f"retrieval plan: confidence: {conf!r} is not a number in [0, 1]")
-        reason = data.get("reason", "")
-        if not isinstance(reason, str):
-            raise error("retrieval plan: reason: expected a string")
-        return cls(need, tuple(types), tuple(_str_list(data, "entities", error)), scope,
-                   query, float(conf), reason)
-
-    @classmethod
-    def from_json(cls, text: str, *, error: type[MemfsError] = BadInputError) -> RetrievalPlan:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise error(f"retrieval plan: not valid JSON: {exc}") from exc
-        return cls.from_dict(data, error=error)
-
-
-def _field(data: Mapping[str, Any], name: str, kind: type, error: type[MemfsError]) -> Any:
-    if name not in data:
-        raise error(f"retrieval plan: {name}: missing")
-    value = data[name]
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        raise error(f"retrieval plan: {name}: expected {kind.__name__}, "
-                    f"got {type(value).__name__}")
-    return value
-
-
-def _str_list(data: Mapping[str, Any], name: str, error: type[MemfsError]) -> list[str]:
-    value = _field(data, name, list, error)
-    if not all(isinstance(v, str) for v in value):
-        raise error(f"retrieval plan: {name}: every item must be a string")
-    return list(value)
 
 
 # --------------------------------------------------------------------------- deciders
@@ -148,7 +73,7 @@ def plan_with_llm(
     """Ask the model for a plan through a forced tool call. A provider failure or an
     unusable answer falls back to ``plan_offline``: a turn must never fail because the
     planner did, and the reason says that it fell back."""
-    from agent.llm.structured import complete_json
+    from memfs.agent.llm.structured import complete_json
 
     messages = [{"role": "user", "content": render_request(message, window, summary, pins)}]
     try:

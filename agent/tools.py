@@ -14,7 +14,8 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from agent.llm.base import LLM, Message, Tool, ToolCall
+from memfs.agent.llm.base import LLM, Message, Tool, ToolCall
+
 from memfs.cards import CARD_TYPES, Card, Source, utcnow
 from memfs.errors import BadInputError, CardParseError, MemfsError
 from memfs.gitio import AGENT

@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent.evals.longmemeval import (  # noqa: E402
+from memfs.agent.evals.longmemeval import (  # noqa: E402
     CACHE_DIR,
     METHODS,
     _cached,
@@ -30,6 +30,7 @@ from agent.evals.longmemeval import (  # noqa: E402
     load_questions,
     question_index,
 )
+
 from memfs.ranking import Weights  # noqa: E402
 from memfs.search import DEFAULT_WEIGHTS  # noqa: E402
 

@@ -32,13 +32,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memfs import history  # noqa: E402
+from memfs.app import MemoryStore  # noqa: E402
 from memfs.cards import Card  # noqa: E402
 from memfs.embed import SentenceTransformerEmbedder, VectorStore, content_key  # noqa: E402
 from memfs.gitio import DREAM  # noqa: E402
 from memfs.index import forget_open_indexes, index_folder, reconcile  # noqa: E402
 from memfs.index_items import card_item, message_item  # noqa: E402
 from memfs.search import search  # noqa: E402
-from memfs.store import MemoryStore  # noqa: E402
 
 WHO = ["Lin", "Priya", "my sister", "Tom", "the neighbour", "my boss", "Ana", "grandma", "Biscuit"]
 DID = ["booked", "cancelled", "talked about", "laughed at", "worried about", "planned",

@@ -2,14 +2,16 @@
 
 The public API is this short list (pinned by ``tests/test_public_api.py``); everything
 else is internal. ``SearchHit`` and ``Embedder`` are loaded on first use so that
-``import memfs`` stays light (no numpy index, no torch).
+``import memfs`` stays light (no numpy index, no torch, no ``memfs.agent``).
+``MemoryStore`` is the composition root's (``memfs/app.py``): storage wired to the agent
+layer.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent.llm.base import LLM
+from memfs.app import MemoryStore
 from memfs.cards import Card
 from memfs.errors import (
     BadInputError,
@@ -23,7 +25,8 @@ from memfs.errors import (
     NeedsKeyError,
     NotARepoError,
 )
-from memfs.store import MemoryPair, MemoryStore
+from memfs.llm import LLM
+from memfs.store import MemoryPair
 
 if TYPE_CHECKING:
     from memfs.embed import Embedder

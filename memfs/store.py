@@ -1,8 +1,12 @@
-"""The Python API: ``MemoryStore`` (a home folder of pairs) and ``MemoryPair`` (one pair).
+"""The Python API's storage half: ``MemoryStore`` (a home folder of pairs), ``MemoryPair``.
 
-Collaborators are injected (``embedder=``, ``llm=``) with lazy defaults, so that an app or
-a test decides what runs, and so that pin/log/check never import torch. Search, context
-and dreaming live in their own modules; the pair object only routes to them.
+Collaborators are injected (``embedder=``, ``llm=``, ``services=``) with lazy defaults, so
+that an app or a test decides what runs, and so that pin/log/check never import torch.
+Search, the turn and context assembly live in their own storage modules; the pair object
+only routes to them. What comes from above (the retrieval planner, dreaming, the LLM) is
+the ``Services`` bundle (``memfs/services.py``): this class has no default for it, its
+subclass at the composition root (``memfs.app.MemoryStore``, exported as
+``memfs.MemoryStore``) wires the agent layer's.
 """
 
 from __future__ import annotations
@@ -18,17 +22,18 @@ from memfs.cards import Card, utcnow
 from memfs.cardstore import load_cards
 from memfs.check import Problem, check_tree
 from memfs.config import Config
-from memfs.errors import BadInputError
+from memfs.errors import BadInputError, MemfsError
 from memfs.gitio import USER
 from memfs.ids import check_id
 from memfs.repo import PairRepo
 
 if TYPE_CHECKING:
-    from agent.context import Context
-    from agent.llm.base import LLM
+    from memfs.context import Context
     from memfs.embed import Embedder
     from memfs.history import Message
+    from memfs.llm import LLM
     from memfs.search import SearchHit
+    from memfs.services import Services
 
 
 class MemoryStore:
@@ -36,11 +41,13 @@ class MemoryStore:
 
     def __init__(self, home: str | Path = "~/.memfs", *, embedder: Embedder | None = None,
                  llm: LLM | None = None, config: Config | None = None,
-                 clock: Callable[[], dt.datetime] | None = None) -> None:
+                 clock: Callable[[], dt.datetime] | None = None,
+                 services: Services | None = None) -> None:
         self.home = Path(home).expanduser()
         self.config = (config or Config()).with_(home=self.home)
         self._embedder = embedder
         self._llm = llm
+        self._services = services
         self.clock = clock or utcnow
         """What "now" is for dreaming (expiry) and ranking (recency); replayed or simulated
         conversations inject their own."""
@@ -55,26 +62,27 @@ class MemoryStore:
         return self._embedder
 
     @property
-    def llm(self) -> LLM:
-        if self._llm is None:
-            from agent.llm.registry import get_llm
+    def services(self) -> Services:
+        """The planner, dreamer, dream queue and LLM factory from the layer above."""
+        if self._services is None:
+            self._services = self._default_services()
+        return self._services
 
-            self._llm = get_llm(self.config.llm_provider, self.config.llm_model)
+    def _default_services(self) -> Services:
+        raise MemfsError("this MemoryStore has no agent services: use memfs.MemoryStore "
+                         "(which wires them) or pass services=")
+
+    @property
+    def injected_llm(self) -> LLM | None:
+        """The LLM given to the constructor, if any (it is used as given, even offline)."""
         return self._llm
 
-    def planner(self) -> LLM | None:
-        """The model for per-turn decisions, or None to use the offline rules.
-
-        An injected LLM is used as given; otherwise the configured provider, and None when
-        that is offline — so the rules need no provider object and no SDK import.
-        """
+    @property
+    def llm(self) -> LLM:
+        """The chat model: the injected one, else the configured provider's."""
         if self._llm is None:
-            from agent.llm.registry import choose_provider
-
-            if choose_provider(self.config.llm_provider) == "offline":
-                return None
-        llm = self.llm
-        return None if llm.name == "offline" else llm
+            self._llm = self.services.make_llm(self.config)
+        return self._llm
 
     def pair(self, user: str, character: str, *, create: bool = True) -> MemoryPair:
         """The pair's handle; creates the repository unless ``create=False``."""
@@ -206,21 +214,22 @@ class MemoryPair:
     def add_messages(self, messages: Iterable[Mapping[str, Any]],
                      session: str | None = None) -> list[Message]:
         """Append messages to history (durably, first); may fire a compaction event."""
-        from agent.turn import add_messages
+        from memfs.turn import add_messages
 
         return add_messages(self, messages, session=session)
 
     def context(self, message: str, *, now: dt.datetime | None = None) -> Context:
         """What the model sees for ``message``: ready for ``messages.create(system=, messages=)``."""
-        from agent.context import build_context
+        from memfs.context import build_context
 
         return build_context(self, message, now=now)
 
-    def dream(self) -> list[str]:
-        """Run dreaming now over pending windows; returns the merge commits made."""
-        from agent.dream.runner import dream_pending
+    def dream(self, *, wait: float = 60.0) -> list[str]:
+        """Run dreaming now over pending windows; returns the merge commits made.
 
-        return dream_pending(self)
+        If another process is dreaming this pair, waits for it (up to ``wait`` seconds)
+        and returns what it merged, then dreams whatever is still pending."""
+        return self.store.services.dreamer.dream(self, wait=wait)
 
 
 def _quote(text: str) -> str:

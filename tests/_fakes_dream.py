@@ -6,10 +6,11 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent.compaction import CompactionEvent, write_event
-from agent.dream.ops import Extraction, parse_ops
+from memfs.agent.dream.ops import Extraction, parse_ops
+
 from memfs import gitio
 from memfs.cards import Card
+from memfs.compaction import CompactionEvent, write_event
 from memfs.history import Message, append, iter_messages
 from memfs.store import MemoryPair
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from memfs.agent.llm.base import Completion, Message, Tool, ToolCall
 
-from agent.llm.base import Completion, Message, Tool, ToolCall
+from memfs.app import MemoryStore
 from memfs.embed import Embedder, Vectors
 from memfs.index import forget_open_indexes
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
 
 _SCRUBBED = ("MEMFS_USER", "MEMFS_CHARACTER", "MEMFS_LLM_PROVIDER", "MEMFS_LLM_MODEL",
              "MEMFS_DREAM_PROVIDER", "MEMFS_DREAM_MODEL", "ANTHROPIC_API_KEY",

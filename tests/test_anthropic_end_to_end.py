@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from memfs.agent.dream.runner import dream_once
+from memfs.agent.llm.anthropic_provider import AnthropicLLM
 
-from agent.compaction import write_event
-from agent.dream.runner import dream_once
-from agent.llm.anthropic_provider import AnthropicLLM
-from agent.turn import commit_history
 from memfs import history
-from memfs.store import MemoryStore
+from memfs.app import MemoryStore
+from memfs.compaction import write_event
+from memfs.turn import commit_history
 from tests._fakes_llm import ScriptedServer, json_reply
 from tests.conftest import FakeEmbedder
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from memfs.agent.chat import ChatSession
+from memfs.agent.llm.base import ToolCall
+from memfs.agent.tools import run_tool
 from rich.console import Console
 
-from agent.chat import ChatSession
-from agent.llm.base import ToolCall
-from agent.tools import run_tool
-from memfs.store import MemoryPair, MemoryStore
+from memfs.app import MemoryStore
+from memfs.store import MemoryPair
 from tests.conftest import FakeEmbedder, FakeLLM
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from memfs.store import MemoryStore
+from memfs.app import MemoryStore
 
 WRITER = """
 import sys
-from memfs.store import MemoryStore
+from memfs.app import MemoryStore
 pair = MemoryStore(sys.argv[1]).pair("alex", "mira")
 for i in range(int(sys.argv[3])):
     pair.pin(f"{sys.argv[2]} pin {i}")

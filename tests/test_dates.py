@@ -5,8 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-
-from agent.dream.dates import day_label, find_date
+from memfs.agent.dream.dates import day_label, find_date
 
 TODAY = dt.date(2026, 10, 1)  # a Thursday
 

@@ -1,7 +1,7 @@
 """A dream as git sees it: one merge of memfs-dream commits, undoable, safe to kill.
 
 These use real git repositories and, for kill -9 and "one dream at a time", the real
-``python -m agent.dream`` subprocess paused at a step by ``MEMFS_DREAM_PAUSE_AT``.
+``python -m memfs.agent.dream`` subprocess paused at a step by ``MEMFS_DREAM_PAUSE_AT``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from memfs.agent.dream import worktree
+from memfs.agent.dream.runner import read_status, run_pending, spawn_dream
 
-from agent.compaction import pending_events
-from agent.dream import worktree
-from agent.dream.runner import read_status, run_pending, spawn_dream
+from memfs.compaction import pending_events
 from memfs.errors import ConflictError, GitError
 from memfs.gitio import DREAM, USER, actor_env, run_git
 from memfs.store import MemoryPair
@@ -263,7 +263,7 @@ def test_two_dreams_at_once_one_runs_the_other_is_busy(
     assert run_pending(pair, extractor=ScriptedExtractor([]), now=NOW).busy
     cli = run_cli("-u", "alex", "-c", "mira", "dream")  # type: ignore[operator]
     assert cli.code == 0 and "another dream is running" in cli.out and str(proc.pid) in cli.out
-    second = subprocess.run([sys.executable, "-m", "agent.dream", "--home", str(pair.store.home),
+    second = subprocess.run([sys.executable, "-m", "memfs.agent.dream", "--home", str(pair.store.home),
                              "--user", "alex", "--character", "mira"],
                             capture_output=True, text=True, timeout=60, check=False)
     assert second.returncode == 0 and "another dream is running" in second.stdout

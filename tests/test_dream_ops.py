@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 import pytest
-
-from agent.dream.ops import (
+from memfs.agent.dream.ops import (
     EXTRACTION_TOOL,
     CloseOp,
     ExpireOp,
@@ -19,7 +18,8 @@ from agent.dream.ops import (
     ops_to_json,
     parse_ops,
 )
-from agent.llm.structured import validate
+from memfs.agent.llm.structured import validate
+
 from memfs.errors import LLMError
 
 KNOWN = {"c-aaa111", "c-bbb222", "c-ccc333"}

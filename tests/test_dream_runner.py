@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from memfs.agent.dream.ops import Extraction, SupersedeOp, WriteOp
+from memfs.agent.dream.runner import merge_subject, run_pending
 
-from agent.compaction import pending_events, save_event
-from agent.dream.ops import Extraction, SupersedeOp, WriteOp
-from agent.dream.runner import merge_subject, run_pending
+from memfs.compaction import pending_events, save_event
 from memfs.gitio import USER, run_git
 from memfs.store import MemoryPair
 from tests._fakes_dream import NOW, SESSION, ScriptedExtractor, chat, write_op
@@ -207,7 +207,7 @@ def test_model_ops_on_unknown_ids_or_system_are_dropped_and_logged(pair: MemoryP
 
 
 def test_an_uncommitted_window_fails_and_stays_pending(pair: MemoryPair) -> None:
-    from agent.compaction import write_event
+    from memfs.compaction import write_event
     from memfs.history import append, iter_messages
 
     append(pair.root, "s-20261106-01", "user", "never committed", NOW)
@@ -268,7 +268,7 @@ def test_merge_subject_counts_each_kind() -> None:
 
 def test_memfs_dream_cli_reports_nothing_pending_and_runs_windows(
         pair: MemoryPair, run_cli: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent.dream import runner
+    from memfs.agent.dream import runner
 
     result = run_cli("-u", "alex", "-c", "mira", "dream")  # type: ignore[operator]
     assert result.code == 0 and "nothing pending" in result.out

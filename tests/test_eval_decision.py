@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from rich.console import Console
-
-from agent.evals.decision import (
+from memfs.agent.evals.decision import (
     RECALL_THRESHOLD,
     SPECIFICITY_THRESHOLD,
     format_table,
     load_probes,
     run_decision_eval,
 )
-from agent.plan import RetrievalPlan
+from memfs.agent.plan import RetrievalPlan
+from rich.console import Console
+
 from memfs.errors import BadInputError
 
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from memfs.agent.evals.longmemeval import format_table, load_questions, run_longmemeval
 
-from agent.evals.longmemeval import format_table, load_questions, run_longmemeval
 from memfs.errors import BadInputError
 from tests.conftest import FakeEmbedder
 

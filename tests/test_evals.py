@@ -54,12 +54,12 @@ def test_planted_fails_without_long_term_memory(run_cli: Any, shared_model: Embe
     """Dreams that keep nothing and a search that finds nothing: the eval must fail, and
     its table must say which probes missed. (Either layer alone still carries some facts:
     past-message search recalls about half of them with dreaming broken.)"""
-    from agent.dream.ops import Extraction
+    from memfs.agent.dream.ops import Extraction
 
     def forgetful(llm: Any) -> Any:
         return lambda window, cards, summary, now: Extraction(summary="", ops=[])
 
-    monkeypatch.setattr("agent.dream.runner.make_extractor", forgetful)
+    monkeypatch.setattr("memfs.agent.dream.runner.make_extractor", forgetful)
     monkeypatch.setattr("memfs.search.rank", lambda index, q, weights: [])
     monkeypatch.setenv("COLUMNS", "200")
     result = run_cli("eval", "planted", "--messages", "120")
@@ -70,7 +70,7 @@ def test_planted_fails_without_long_term_memory(run_cli: Any, shared_model: Embe
 
 
 def test_planted_quick_scenario_keeps_every_fact_in_order() -> None:
-    from agent.evals.planted import planted_scenario
+    from memfs.agent.evals.planted import planted_scenario
 
     full, quick = planted_scenario(7, 1000), planted_scenario(7, 300)
     messages = quick.messages()
@@ -101,7 +101,8 @@ def test_isolation_four_pairs_zero_leaks(run_cli: Any, shared_model: Embedder) -
 def test_isolation_fails_on_a_leak(run_cli: Any, shared_model: Embedder,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug that writes one pair's card into another pair's repository is caught."""
-    import agent.evals.isolation as isolation
+    import memfs.agent.evals.isolation as isolation
+
     from memfs.gitio import USER
 
     built: list[Any] = []
@@ -139,7 +140,7 @@ def test_pins_in_every_context_across_compactions(run_cli: Any, shared_model: Em
 
 
 def test_pins_eval_fails_when_the_pin_is_lost_mid_way(real_embedder: Embedder) -> None:
-    from agent.evals.pins import run_pins
+    from memfs.agent.evals.pins import run_pins
 
     def lose_pin(pair: Any, messages: int) -> None:
         if messages == 20:
@@ -205,9 +206,10 @@ def test_bad_input_is_one_line_and_exit_2(run_cli: Any) -> None:
 def test_planted_asks_a_configured_model_on_the_graded_context(real_embedder: Embedder,
                                                               tmp_path: Path) -> None:
     """With a provider, the model gets exactly the graded context and its answer is scored."""
-    from agent.evals.planted import probe_row
-    from agent.evals.planted_data import generate_planted
-    from memfs.store import MemoryStore
+    from memfs.agent.evals.planted import probe_row
+    from memfs.agent.evals.planted_data import generate_planted
+
+    from memfs.app import MemoryStore
     from tests.conftest import FakeLLM
 
     scenario = generate_planted(7)

@@ -6,9 +6,9 @@ import datetime as dt
 import logging
 
 import pytest
+from memfs.agent.dream.extract_llm import dream_prompt, extract_with_llm
+from memfs.agent.dream.ops import EXTRACTION_TOOL, ExpireOp, SupersedeOp, WriteOp
 
-from agent.dream.extract_llm import dream_prompt, extract_with_llm
-from agent.dream.ops import EXTRACTION_TOOL, ExpireOp, SupersedeOp, WriteOp
 from memfs.cards import Card
 from memfs.errors import LLMError
 from memfs.history import Message as Msg
@@ -64,7 +64,7 @@ def test_prompt_states_the_lessons() -> None:
 
 def test_answer_is_parsed_and_ops_on_unknown_or_inactive_cards_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
     llm = FakeLLM().enqueue(tool={"name": EXTRACTION_TOOL.name, "input": ANSWER})
-    with caplog.at_level(logging.WARNING, logger="agent.dream.extract_llm"):
+    with caplog.at_level(logging.WARNING, logger="memfs.agent.dream.extract_llm"):
         ex = extract_with_llm(llm, WINDOW, CARDS, "", NOW)
     assert ex.summary.startswith("The user has a dentist appointment")
     assert [type(op) for op in ex.ops] == [WriteOp, SupersedeOp]

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from memfs.agent.dream import extraction_eval as ev
+from memfs.agent.dream.extract_offline import extract_offline
+from memfs.agent.dream.ops import CloseOp, Extraction, MergeOp, Op, SupersedeOp, WriteOp
 
-from agent.dream import extraction_eval as ev
-from agent.dream.extract_offline import extract_offline
-from agent.dream.ops import CloseOp, Extraction, MergeOp, Op, SupersedeOp, WriteOp
 from memfs.cards import Card
 
 DATASET = ev.load_dataset()

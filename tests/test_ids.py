@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from memfs.app import MemoryStore
 from memfs.errors import InvalidIdError
 from memfs.ids import check_id
-from memfs.store import MemoryStore
 
 BAD_IDS = ["../x", "a/b", ".git", "/abs/path", "", "x" * 65, "nul\0byte", "..", ".", "-dash",
            "sp ace", "a\\b", "ünïcode"]

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from memfs import history
+from memfs.app import MemoryStore
 from memfs.embed import VectorStore, content_key
 from memfs.errors import BadInputError
 from memfs.gitio import DREAM, USER, actor_env, run_git
 from memfs.index import forget_open_indexes, index_folder, reconcile, reindex
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
 from tests.conftest import FakeEmbedder, card_text
 
 NOW = dt.datetime(2026, 11, 5, 12, 0, tzinfo=dt.timezone.utc)

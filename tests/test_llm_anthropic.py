@@ -6,9 +6,9 @@ from typing import Any
 
 import anthropic
 import pytest
+from memfs.agent.llm.anthropic_provider import AnthropicLLM
+from memfs.agent.llm.base import Tool
 
-from agent.llm.anthropic_provider import AnthropicLLM
-from agent.llm.base import Tool
 from memfs.errors import LLMError, NeedsKeyError
 from tests._fakes_llm import Reply, ScriptedServer, SleepRecorder, json_reply, sse_reply
 

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from memfs.agent.llm.base import Tool
+from memfs.agent.llm.openai_compat import OpenAICompatLLM
 
-from agent.llm.base import Tool
-from agent.llm.openai_compat import OpenAICompatLLM
 from memfs.errors import LLMError, NeedsKeyError
 from tests._fakes_llm import Reply, ScriptedServer, SleepRecorder, json_reply, sse_reply
 

@@ -8,13 +8,13 @@ import sys
 from typing import Any
 
 import pytest
+from memfs.agent.llm.anthropic_provider import AnthropicLLM
+from memfs.agent.llm.base import LLM, Tool
+from memfs.agent.llm.offline import OfflineLLM
+from memfs.agent.llm.openai_compat import OpenAICompatLLM
+from memfs.agent.llm.registry import choose_provider, describe_configuration, get_llm
+from memfs.agent.llm.structured import complete_json, validate
 
-from agent.llm.anthropic_provider import AnthropicLLM
-from agent.llm.base import LLM, Tool
-from agent.llm.offline import OfflineLLM
-from agent.llm.openai_compat import OpenAICompatLLM
-from agent.llm.registry import choose_provider, describe_configuration, get_llm
-from agent.llm.structured import complete_json, validate
 from memfs.errors import BadInputError, LLMError, NeedsKeyError
 from tests._fakes_llm import Reply, ScriptedServer, SleepRecorder, json_reply
 
@@ -82,7 +82,7 @@ def test_describe_configuration_says_what_is_used_and_how_to_change_it() -> None
 
 
 def test_importing_the_package_loads_no_sdk() -> None:
-    code = "import sys, agent.llm; print(sorted({'anthropic', 'httpx2'} & set(sys.modules)))"
+    code = "import sys, memfs.agent.llm; print(sorted({'anthropic', 'httpx2'} & set(sys.modules)))"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

@@ -106,7 +106,7 @@ def test_unknown_revision_is_bad_input(run_cli, pair: MemoryPair) -> None:
 @pytest.mark.parametrize("args", [["log"], ["pin", "ls"], ["card", "ls"], ["check"], ["diff"],
                                    ["init"], ["show", "HEAD"], ["revert", "HEAD"]])
 def test_commands_that_do_not_search_never_import_torch(args: list[str], isolated_env: Path) -> None:
-    from memfs.store import MemoryStore
+    from memfs.app import MemoryStore
 
     pair = MemoryStore(isolated_env).pair("alex", "mira")
     pair.pin("x")

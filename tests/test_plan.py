@@ -7,9 +7,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-
-from agent.llm.base import Completion, Message, Tool, ToolCall
-from agent.plan import (
+from memfs.agent.llm.base import Completion, Message, Tool, ToolCall
+from memfs.agent.plan import (
     PLAN_TOOL,
     RetrievalPlan,
     decide,
@@ -18,6 +17,7 @@ from agent.plan import (
     plan_with_llm,
     search_query,
 )
+
 from memfs.errors import BadInputError, LLMError
 
 UNRELATED = ["Work was long today.", "Sounds tiring! Did you get a break?"]
@@ -275,7 +275,7 @@ def test_decide_uses_rules_without_a_real_model() -> None:
 
 def test_a_constraint_answers_a_suggestion_only_in_its_own_domain() -> None:
     """'Hates horror films' in the summary says nothing about which snack is safe."""
-    from agent.plan import plan_offline
+    from memfs.agent.plan import plan_offline
 
     question = "Can you suggest a snack for my movie night?"
     assert plan_offline(question, [], "The user hates horror films.", "").need_retrieval
@@ -285,7 +285,7 @@ def test_a_constraint_answers_a_suggestion_only_in_its_own_domain() -> None:
 
 
 def test_a_question_naming_something_memory_knows_is_a_cue() -> None:
-    from agent.plan import plan_offline
+    from memfs.agent.plan import plan_offline
 
     assert not plan_offline("When is the Harbor deadline?", [], "", "").need_retrieval
     plan = plan_offline("When is the Harbor deadline?", [], "", "", memory_names={"harbor"})

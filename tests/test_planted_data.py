@@ -8,8 +8,7 @@ import json
 import re
 
 import pytest
-
-from agent.evals.planted_data import (
+from memfs.agent.evals.planted_data import (
     FACT_WORDS,
     PLANTED,
     PROBES,
@@ -19,6 +18,7 @@ from agent.evals.planted_data import (
     mentions,
     score_probe,
 )
+
 from memfs.errors import BadInputError
 
 PLANT_POINTS = {50, 200, 500, 900}

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from memfs import history
+from memfs.app import MemoryStore
 from memfs.gitio import DREAM
-from memfs.store import MemoryStore
 from tests.conftest import FakeEmbedder, card_text
 
 PAIR = ("-u", "alex", "-c", "mira")

@@ -6,8 +6,8 @@ import datetime as dt
 from pathlib import Path
 
 from memfs import history
+from memfs.app import MemoryStore
 from memfs.gitio import USER
-from memfs.store import MemoryStore
 from tests.conftest import FakeEmbedder, card_text
 
 NOW = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.timezone.utc)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from memfs import history
+from memfs.app import MemoryStore
 from memfs.embed import Embedder
 from memfs.gitio import DREAM
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
 from tests.conftest import card_text
 
 pytestmark = pytest.mark.model
@@ -72,7 +73,7 @@ def test_a_snack_question_finds_the_peanut_allergy(rpair: MemoryPair) -> None:
 
 
 def test_the_vet_story_400_turns_back_is_found(rpair: MemoryPair) -> None:
-    from agent.evals.planted_data import generate_planted
+    from memfs.agent.evals.planted_data import generate_planted
 
     talk = generate_planted().messages()[:440]
     story = ("The funniest thing happened at the vet today: Biscuit jumped off the table, "

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.compaction import pending_events
-from agent.turn import TurnOptions, add_messages, compact_now, end_session
-from agent.window import current_window
+from memfs.app import MemoryStore
+from memfs.compaction import pending_events
 from memfs.config import Config
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
+from memfs.turn import TurnOptions, add_messages, compact_now, end_session
+from memfs.window import current_window
 from tests.conftest import FakeEmbedder
 
 T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
@@ -47,7 +48,7 @@ def test_messages_survive_byte_for_byte(isolated_env: Path) -> None:
 
 def test_message_is_durable_before_compaction_runs(isolated_env: Path, monkeypatch) -> None:
     pair = make_pair(isolated_env)
-    from agent import turn
+    from memfs import turn
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("crash after append")
@@ -188,11 +189,13 @@ def test_pin_add_warns_over_budget(run_cli, isolated_env: Path, monkeypatch) -> 
 
 
 def test_the_planner_is_the_configured_provider_or_the_rules(isolated_env: Path, run_cli, monkeypatch) -> None:
+    from memfs.agent.services import planner_llm
+
     from tests.conftest import FakeLLM
 
-    assert MemoryStore(isolated_env).planner() is None, "offline: rules, no provider object"
+    assert planner_llm(MemoryStore(isolated_env)) is None, "offline: rules, no provider object"
     fake = FakeLLM()
-    assert MemoryStore(isolated_env, llm=fake).planner() is fake
+    assert planner_llm(MemoryStore(isolated_env, llm=fake)) is fake
     make_pair(isolated_env)
     monkeypatch.setenv("MEMFS_LLM_PROVIDER", "anthropic")
     result = run_cli("-u", "alex", "-c", "mira", "context", "hello")

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from memfs.app import MemoryStore
 from memfs.errors import ConflictError
 from memfs.gitio import run_git
 from memfs.repo import PairRepo
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
 from memfs.watch import Watcher, WatchReport, handle_changes, watched_path
 
 SETTLE = 0.15

@@ -1,4 +1,4 @@
-"""``python -m agent.dream``: the dream subprocess (started by ``runner.spawn_dream``).
+"""``python -m memfs.agent.dream``: the dream subprocess (started by ``runner.spawn_dream``).
 
 Thin on purpose: parse arguments, open the pair, call the runner, print one line per
 dream (stdout goes to ``.memfs/dream.log``). Tests drive ``runner`` directly.
@@ -9,15 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent.compaction import pending_events
-from agent.dream.runner import DreamResult, dream_once, run_pending
+from memfs.agent.dream.runner import DreamResult, dream_once, run_pending
+from memfs.agent.services import wired_store
+
+from memfs.compaction import pending_events
 from memfs.config import load_config
 from memfs.errors import MemfsError
-from memfs.store import MemoryStore
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agent.dream",
+    parser = argparse.ArgumentParser(prog="python -m memfs.agent.dream",
                                      description="Dream a pair's pending compaction windows.")
     parser.add_argument("--home", required=True)
     parser.add_argument("--user", required=True)
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = load_config(home=args.home)
-        pair = MemoryStore(config.home, config=config).pair(args.user, args.character,
+        pair = wired_store(config.home, config=config).pair(args.user, args.character,
                                                               create=False)
         if args.event:
             events = [e for e in pending_events(pair.root) if e.id == args.event]

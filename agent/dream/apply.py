@@ -6,7 +6,7 @@ a superseded or merged card turns ``stale`` with ``superseded_by`` pointing at i
 replacement (which lists it in ``supersedes``), an expired or closed plan turns
 ``expired``. Every new card carries provenance (session and turns of ``history/``).
 
-This is the second gate after ``agent.dream.ops.parse_ops``: an op whose target card is
+This is the second gate after ``memfs.agent.dream.ops.parse_ops``: an op whose target card is
 unknown or no longer active, or whose text mentions ``system/``, is dropped with a note,
 and ``PairRepo.commit`` refuses any path outside ``cards/`` and ``summary.md`` for the
 dream actor, so no op can ever reach ``system/``.
@@ -19,8 +19,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from agent.compaction import CompactionEvent
-from agent.dream.ops import (
+from memfs.agent.dream.ops import (
     CardDraft,
     CloseOp,
     ExpireOp,
@@ -31,7 +30,9 @@ from agent.dream.ops import (
     WriteOp,
     op_targets,
 )
+
 from memfs.cards import Card, Source
+from memfs.compaction import CompactionEvent
 from memfs.gitio import DREAM
 from memfs.repo import PairRepo
 

@@ -15,15 +15,16 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agent.dream.ops import (
+from memfs.agent.dream.ops import (
     EXTRACTION_TOOL,
     CardDraft,
     Extraction,
     MessageLike,
     extraction_from_json,
 )
-from agent.llm.base import LLM
-from agent.llm.structured import complete_json
+from memfs.agent.llm.base import LLM
+from memfs.agent.llm.structured import complete_json
+
 from memfs.cards import Card
 
 log = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 
-from agent.dream.dates import find_date
-from agent.dream.ops import (
+from memfs.agent.dream.dates import find_date
+from memfs.agent.dream.ops import (
     CloseOp,
     ExpireOp,
     Extraction,
@@ -39,11 +39,12 @@ from agent.dream.ops import (
     WriteOp,
     op_targets,
 )
-from agent.dream.rules.base import Candidate, SlotValue
-from agent.dream.rules.registry import card_slots, slots_reader
-from agent.dream.rules.text import content_words, norm_key, third_person
-from agent.dream.summary import rewrite_summary
-from agent.dream.window import dedupe, walk
+from memfs.agent.dream.rules.base import Candidate, SlotValue
+from memfs.agent.dream.rules.registry import card_slots, slots_reader
+from memfs.agent.dream.rules.text import content_words, norm_key, third_person
+from memfs.agent.dream.summary import rewrite_summary
+from memfs.agent.dream.window import dedupe, walk
+
 from memfs.cards import Card
 
 __all__ = ["card_slots", "extract_offline", "find_date", "rewrite_summary", "third_person"]

@@ -12,7 +12,7 @@ types are compatible, every reference keyword appears in its body or entities
 matching. Supersede and merge targets and retired plans (expire or close: both say "no
 longer live") are scored as sets.
 
-Run ``python -m agent.dream.extraction_eval`` for the offline extractor's table and one JSON line.
+Run ``python -m memfs.agent.dream.extraction_eval`` for the offline extractor's table and one JSON line.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from agent.dream.ops import (
+from memfs.agent.dream.ops import (
     CardOp,
     CloseOp,
     ExpireOp,
@@ -35,6 +34,7 @@ from agent.dream.ops import (
     SupersedeOp,
     WriteOp,
 )
+
 from memfs.cards import Card
 from memfs.errors import BadInputError, CardParseError
 
@@ -258,7 +258,7 @@ def format_table(report: Report) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the offline extractor's scores: a table, then one JSON line."""
-    from agent.dream.extract_offline import extract_offline
+    from memfs.agent.dream.extract_offline import extract_offline
 
     verbose = bool(argv) and "-v" in argv  # type: ignore[operator]
     report = score_extraction(extract_offline, load_dataset())

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent.llm.base import Tool
+from memfs.agent.llm.base import Tool
+
 from memfs.cards import CARD_TYPES
 from memfs.errors import InvalidIdError, LLMError
 from memfs.ids import check_id

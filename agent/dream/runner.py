@@ -14,7 +14,7 @@ is what makes it safe to kill at any moment:
 
 Any failure leaves main untouched and the event pending, with ``attempts`` and
 ``last_error`` updated and a line in ``.memfs/dream.log``. The subprocess entry point is
-``python -m agent.dream`` (``agent/dream/__main__.py``), started by ``spawn_dream``.
+``python -m memfs.agent.dream`` (``agent/dream/__main__.py``), started by ``spawn_dream``.
 """
 
 from __future__ import annotations
@@ -33,19 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.compaction import CompactionEvent, pending_events, remove_event, save_event
-from agent.dream import worktree
-from agent.dream.apply import apply_ops, due_expiries
-from agent.dream.ops import Extraction
+from memfs.agent.dream import worktree
+from memfs.agent.dream.apply import apply_ops, due_expiries
+from memfs.agent.dream.ops import Extraction
+
 from memfs.cards import Card, utcnow
 from memfs.cardstore import load_cards
+from memfs.compaction import CompactionEvent, pending_events, remove_event, save_event
 from memfs.errors import BadInputError, MemfsError
 from memfs.gitio import DREAM, message
 from memfs.history import Message, format_ts, read_session
 from memfs.lock import pid_alive
 
 if TYPE_CHECKING:
-    from agent.llm.base import LLM
+    from memfs.agent.llm.base import LLM
+
     from memfs.store import MemoryPair
 
 Extractor = Callable[[Sequence[Message], Sequence[Card], str, dt.datetime], Extraction]
@@ -85,24 +87,48 @@ class PendingRun:
 # -- public entry points -----------------------------------------------------------------
 
 
-def dream_pending(pair: MemoryPair, llm: LLM | None = None) -> list[str]:
-    """Dream every pending window, oldest first; returns the merge commits made."""
-    run = run_pending(pair, llm)
-    return [r.merge for r in run.results if r.status == "merged" and r.merge]
+def dream_pending(pair: MemoryPair, llm: LLM | None = None, *, wait: float = 60.0) -> list[str]:
+    """Dream every pending window, oldest first; returns the merge commits made (including
+    those of another process's dream that this call waited for)."""
+    run = run_pending(pair, llm, wait=wait)
+    return [r.merge for r in run.results if r.merge and r.status in ("merged", "already-dreamed")]
 
 
 def run_pending(pair: MemoryPair, llm: LLM | None = None, *, now: dt.datetime | None = None,
-                extractor: Extractor | None = None) -> PendingRun:
-    """Dream every pending window; ``busy`` if another dream of this pair is running."""
-    with dream_lock(pair.root) as acquired:
-        if not acquired:
+                extractor: Extractor | None = None, wait: float = 0.0) -> PendingRun:
+    """Dream every pending window; ``busy`` if another dream of this pair is running.
+
+    With ``wait`` > 0, a running dream is waited for (polling its lock) for up to ``wait``
+    seconds; the windows it merged meanwhile are reported as ``already-dreamed`` with
+    their merge commit, and whatever is still pending is dreamed here."""
+    before = [e.id for e in pending_events(pair.root)]
+    deadline = time.monotonic() + wait
+    waited = False
+    while True:
+        with dream_lock(pair.root) as acquired:
+            if acquired:
+                return _run_locked(pair, llm, now, extractor, before if waited else [])
+        if time.monotonic() >= deadline:
             return PendingRun(busy=True)
-        _recover(pair)
-        events = pending_events(pair.root)
-        if events and extractor is None:
-            extractor = make_extractor(llm or dream_llm(pair))
-        results = [dream_once(pair, e, llm, now, extractor=extractor) for e in events]
-        return PendingRun(busy=False, results=results)
+        waited = True
+        time.sleep(0.1)
+
+
+def _run_locked(pair: MemoryPair, llm: LLM | None, now: dt.datetime | None,
+                extractor: Extractor | None, waited_for: Sequence[str]) -> PendingRun:
+    _recover(pair)
+    events = pending_events(pair.root)
+    still = {e.id for e in events}
+    results = []
+    for event_id in waited_for:
+        merge = None if event_id in still else worktree.already_merged(pair.root, event_id)
+        if merge:
+            results.append(DreamResult(event_id, "already-dreamed", merge=merge,
+                                       notes=["dreamed by the run this call waited for"]))
+    if events and extractor is None:
+        extractor = make_extractor(llm or dream_llm(pair))
+    results += [dream_once(pair, e, llm, now, extractor=extractor) for e in events]
+    return PendingRun(busy=False, results=results)
 
 
 def dream_once(pair: MemoryPair, event: CompactionEvent, llm: LLM | None = None,
@@ -125,7 +151,7 @@ def dream_once(pair: MemoryPair, event: CompactionEvent, llm: LLM | None = None,
 
 def dream_llm(pair: MemoryPair) -> LLM:
     """The model used for dreaming: its own provider/model settings, else the chat ones."""
-    from agent.llm.registry import get_llm
+    from memfs.agent.llm.registry import get_llm
 
     config = pair.config
     provider = config.dream_provider or config.llm_provider
@@ -136,11 +162,11 @@ def dream_llm(pair: MemoryPair) -> LLM:
 def make_extractor(llm: LLM) -> Extractor:
     """Offline rules when the provider is offline, otherwise the model's tool call."""
     if llm.name == "offline":
-        from agent.dream.extract_offline import extract_offline
+        from memfs.agent.dream.extract_offline import extract_offline
 
         return extract_offline
 
-    from agent.dream.extract_llm import extract_with_llm
+    from memfs.agent.dream.extract_llm import extract_with_llm
 
     def extract(window: Sequence[Message], cards: Sequence[Card], summary: str,
                 now: dt.datetime) -> Extraction:
@@ -158,7 +184,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
     result = DreamResult(event.id, "failed")
     tree: worktree.Worktree | None = None
     notes = _NoteHandler(result.notes)
-    logging.getLogger("agent.dream").addHandler(notes)
+    logging.getLogger("memfs.agent.dream").addHandler(notes)
     try:
         tree = worktree.create(root)
         _checkpoint(root, "worktree")
@@ -182,7 +208,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         result.error = str(exc)
         _fail(root, event, result)
     finally:
-        logging.getLogger("agent.dream").removeHandler(notes)
+        logging.getLogger("memfs.agent.dream").removeHandler(notes)
         if tree is not None:
             worktree.remove(root, tree)
     if result.status == "merged":
@@ -349,7 +375,7 @@ _CONFIG_ENV = {"dream_provider": "MEMFS_DREAM_PROVIDER", "dream_model": "MEMFS_D
 
 
 def spawn_dream(pair: MemoryPair, event_id: str | None = None) -> subprocess.Popen[bytes]:
-    """Start ``python -m agent.dream`` for the pair as a detached OS process.
+    """Start ``python -m memfs.agent.dream`` for the pair as a detached OS process.
 
     It runs in its own session (a Ctrl-C in the chat does not kill it), writes to
     ``.memfs/dream.log``, and gets the pair's provider settings through ``MEMFS_*``.
@@ -362,7 +388,7 @@ def spawn_dream(pair: MemoryPair, event_id: str | None = None) -> subprocess.Pop
             env[var] = str(value)
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    args = [sys.executable, "-m", "agent.dream", "--home", str(pair.store.home),
+    args = [sys.executable, "-m", "memfs.agent.dream", "--home", str(pair.store.home),
             "--user", pair.user, "--character", pair.character]
     if event_id:
         args += ["--event", event_id]

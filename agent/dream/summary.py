@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from agent.dream.ops import MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets
+from memfs.agent.dream.ops import MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets
+
 from memfs.cards import Card
 
 SUMMARY_MAX_CHARS = 1200

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from agent.dream.ops import CloseOp, MessageLike
-from agent.dream.rules.base import Candidate, Context, SlotValue, introduce, partner_name
-from agent.dream.rules.lexicon import EMOTIONS, HYPOTHETICAL
-from agent.dream.rules.plans import find_closes, moved_from, plan_match, rule_promise
-from agent.dream.rules.registry import card_slots, sentence_candidates
-from agent.dream.rules.text import content_words, names_in, sentences, third_person, tidy
+from memfs.agent.dream.ops import CloseOp, MessageLike
+from memfs.agent.dream.rules.base import Candidate, Context, SlotValue, introduce, partner_name
+from memfs.agent.dream.rules.lexicon import EMOTIONS, HYPOTHETICAL
+from memfs.agent.dream.rules.plans import find_closes, moved_from, plan_match, rule_promise
+from memfs.agent.dream.rules.registry import card_slots, sentence_candidates
+from memfs.agent.dream.rules.text import content_words, names_in, sentences, third_person, tidy
+
 from memfs.cards import Card
 
 

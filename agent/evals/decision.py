@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from memfs.agent.plan import RetrievalPlan, plan_offline
 from rich.table import Table
 
-from agent.plan import RetrievalPlan, plan_offline
 from memfs.errors import BadInputError
 
 PROBES_FILE = "data/decision_probes.jsonl"
@@ -139,7 +139,7 @@ def run_decision_eval(
 def load_probes(text: str | None = None, source: str = PROBES_FILE) -> list[Probe]:
     """Parse the probe JSONL (the packaged file unless ``text`` is given)."""
     if text is None:
-        text = resources.files("agent.evals").joinpath(PROBES_FILE).read_text(encoding="utf-8")
+        text = resources.files("memfs.agent.evals").joinpath(PROBES_FILE).read_text(encoding="utf-8")
     probes = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():

@@ -23,11 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memfs.agent.evals.planted import dream_at
+from memfs.agent.evals.planted_data import mentions
+from memfs.agent.evals.report import (
+    Timings,
+    context_text,
+    eval_home,
+    load_embedder,
+    machine,
+    verdict,
+)
+from memfs.agent.services import wired_store
 from rich.table import Table
 
-from agent.evals.planted import dream_at
-from agent.evals.planted_data import mentions
-from agent.evals.report import Timings, context_text, eval_home, load_embedder, machine, verdict
 from memfs.cards import Card, Source
 from memfs.config import Config
 from memfs.errors import BadInputError
@@ -161,7 +169,7 @@ def run_isolation(n_pairs: int = 12, *, home: Path | None = None,
     model = load_embedder(embedder, timings)
     config = (config or Config()).with_(window_budget=120)
     with eval_home(home) as folder:
-        store = MemoryStore(folder, embedder=model, config=config)
+        store = wired_store(folder, embedder=model, config=config)
         with timings.phase("build pairs"):
             pairs = {f.name: build_pair(store, f) for f in facts}
         report = IsolationReport(facts, 0, 0, [], _stats(pairs, search_k), timings)
@@ -173,7 +181,7 @@ def run_isolation(n_pairs: int = 12, *, home: Path | None = None,
 
 def build_pair(store: MemoryStore, facts: PairFacts) -> MemoryPair:
     """Pin, two cards committed as files, a conversation that compacts and dreams."""
-    from agent.turn import TurnOptions, add_messages, end_session
+    from memfs.turn import TurnOptions, add_messages, end_session
 
     pair = store.pair(facts.user, facts.character)
     pair.pin(f"Allergic to {facts.allergen}: never suggest food with {facts.allergen}.")
@@ -231,7 +239,7 @@ def _probe_pair(report: IsolationReport, pair: MemoryPair, facts: PairFacts,
 
 
 def _stats(pairs: dict[str, MemoryPair], search_k: int) -> dict[str, int]:
-    from agent.compaction import pending_events
+    from memfs.compaction import pending_events
     from memfs.history import iter_messages
 
     dreams = sum(e.is_dream for p in pairs.values() for e in p.log())

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memfs.agent.evals.planted import dream_at, planted_scenario
+from memfs.agent.evals.report import Timings, eval_home, load_embedder, machine, verdict
+from memfs.agent.services import wired_store
 from rich.table import Table
 
-from agent.evals.planted import dream_at, planted_scenario
-from agent.evals.report import Timings, eval_home, load_embedder, machine, verdict
 from memfs.config import Config
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
 
 if TYPE_CHECKING:
     from memfs.embed import Embedder
@@ -105,7 +106,7 @@ def run_pins(n_messages: int = 1000, *, seed: int = 7, stride: int = 20,
     model = load_embedder(embedder, timings)
     config = (config or Config()).with_(window_budget=WINDOW_BUDGET)
     with eval_home(home) as folder:
-        pair = MemoryStore(folder, embedder=model, config=config).pair(USER, CHARACTER)
+        pair = wired_store(folder, embedder=model, config=config).pair(USER, CHARACTER)
         with timings.phase("replay with checks"):
             checks = list(_replay(pair, scenario.sessions, n_messages, stride, tamper))
         stats = _stats(pair, stride)
@@ -116,7 +117,7 @@ def _replay(pair: MemoryPair, sessions: list[list[dict[str, str]]], n_messages: 
             stride: int, tamper: Tamper | None) -> Iterator[Check]:
     """Feed exchange by exchange; yield a check wherever one is due. Message 1 (index 0)
     carries the pin; the turn of message index ``k`` is "``k`` messages later"."""
-    from agent.turn import TurnOptions, add_messages, end_session
+    from memfs.turn import TurnOptions, add_messages, end_session
 
     index, dreamed = 0, False
     for session in sessions:
@@ -155,7 +156,7 @@ def _ts(message: dict[str, str]) -> dt.datetime:
 
 
 def _stats(pair: MemoryPair, stride: int) -> dict[str, int]:
-    from agent.compaction import pending_events
+    from memfs.compaction import pending_events
 
     dreams = sum(e.is_dream for e in pair.log())
     return {"window_budget": pair.config.window_budget, "stride": stride,

@@ -22,9 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-
-from agent.evals.planted_data import (
+from memfs.agent.evals.planted_data import (
     PLANTED,
     PlantedScenario,
     Probe,
@@ -32,7 +30,7 @@ from agent.evals.planted_data import (
     generate_planted,
     judge_probe,
 )
-from agent.evals.report import (
+from memfs.agent.evals.report import (
     Timings,
     context_text,
     eval_home,
@@ -41,12 +39,16 @@ from agent.evals.report import (
     sources,
     verdict,
 )
+from memfs.agent.services import wired_store
+from rich.table import Table
+
 from memfs.config import Config
 from memfs.errors import BadInputError
 from memfs.store import MemoryPair, MemoryStore
 
 if TYPE_CHECKING:
-    from agent.llm.base import LLM
+    from memfs.agent.llm.base import LLM
+
     from memfs.embed import Embedder
 
 USER, CHARACTER = "planted-user", "companion"
@@ -200,7 +202,7 @@ def run_planted(seed: int = 7, n_messages: int = 1000, *, home: Path | None = No
     model = load_embedder(embedder, timings)
     llm = _usable(llm)
     with eval_home(home) as folder:
-        pair = _fresh_pair(MemoryStore(folder, embedder=model, llm=llm, config=config))
+        pair = _fresh_pair(wired_store(folder, embedder=model, llm=llm, config=config))
         with timings.phase("ingest+compaction+dreams"):
             replay(pair, scenario, llm, progress)
         with timings.phase("index build"):
@@ -221,7 +223,7 @@ def run_planted(seed: int = 7, n_messages: int = 1000, *, home: Path | None = No
 
 def flush_window(pair: MemoryPair, now: dt.datetime, llm: LLM | None = None) -> None:
     """``/compact`` then dream: everything but the newest exchange leaves the window."""
-    from agent.turn import compact_now
+    from memfs.turn import compact_now
 
     compact_now(pair, dream="none")
     dream_at(pair, now, llm)
@@ -289,7 +291,7 @@ def replay(pair: MemoryPair, scenario: PlantedScenario, llm: LLM | None = None,
     scenario's clock (the session's last message) instead of the wall clock: a dream run
     "today" would expire the scenario's plans as long past, and the eval would change
     with the date it is run on."""
-    from agent.turn import TurnOptions, add_messages, end_session
+    from memfs.turn import TurnOptions, add_messages, end_session
 
     for number, session in enumerate(scenario.sessions, 1):
         add_messages(pair, session, options=TurnOptions(dream="none"))
@@ -301,7 +303,7 @@ def replay(pair: MemoryPair, scenario: PlantedScenario, llm: LLM | None = None,
 
 def dream_at(pair: MemoryPair, now: dt.datetime, llm: LLM | None = None) -> int:
     """Dream every pending compaction event as of ``now``; returns the merges made."""
-    from agent.dream.runner import run_pending
+    from memfs.agent.dream.runner import run_pending
 
     if pair.config.dream_trigger == "off":
         return 0
@@ -342,7 +344,7 @@ def probe_row(pair: MemoryPair, scenario: PlantedScenario, probe: Probe,
 
 def pipeline_stats(pair: MemoryPair) -> dict[str, Any]:
     """What the pipeline did: compactions, dream merges, pending events, cards by status."""
-    from agent.compaction import pending_events
+    from memfs.compaction import pending_events
 
     entries = pair.log()
     cards: dict[str, int] = {}

@@ -246,7 +246,7 @@ def _session_starts(rng: random.Random, start: dt.datetime, n: int) -> list[dt.d
 
 @lru_cache(maxsize=1)
 def _bank() -> dict[str, Any]:
-    text = resources.files("agent.evals").joinpath("data/smalltalk.json").read_text("utf-8")
+    text = resources.files("memfs.agent.evals").joinpath("data/smalltalk.json").read_text("utf-8")
     bank: dict[str, Any] = json.loads(text)
     return bank
 

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agent.evals.planted_data import mentions
+from memfs.agent.evals.planted_data import mentions
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from agent.context import Context
+    from memfs.context import Context
     from memfs.embed import Embedder
 
 
@@ -205,7 +205,7 @@ def run_recall_eval(path: Path, limit: int | None = None, *,
                     cache_dir: Path | None = None) -> RecallReport:
     """Run the LongMemEval recall eval (bm25, dense, hybrid) and judge it. ``cache_dir``:
     where turn vectors are cached by content hash (default: the bench's cache)."""
-    from agent.evals.longmemeval import CACHE_DIR, run_longmemeval
+    from memfs.agent.evals.longmemeval import CACHE_DIR, run_longmemeval
 
     timings = Timings()
     model = load_embedder(embedder, timings)

@@ -5,12 +5,12 @@ arguments and environment (see ``registry.py``). Importing this package loads no
 ``anthropic`` and ``httpx2`` imports happen when a provider is constructed.
 """
 
-from agent.llm.anthropic_provider import AnthropicLLM
-from agent.llm.base import LLM, Completion, Message, Tool, ToolCall, Usage
-from agent.llm.offline import OfflineLLM
-from agent.llm.openai_compat import OpenAICompatLLM
-from agent.llm.registry import describe_configuration, get_llm, register_provider
-from agent.llm.structured import complete_json
+from memfs.agent.llm.anthropic_provider import AnthropicLLM
+from memfs.agent.llm.base import LLM, Completion, Message, Tool, ToolCall, Usage
+from memfs.agent.llm.offline import OfflineLLM
+from memfs.agent.llm.openai_compat import OpenAICompatLLM
+from memfs.agent.llm.registry import describe_configuration, get_llm, register_provider
+from memfs.agent.llm.structured import complete_json
 
 __all__ = [
     "LLM",

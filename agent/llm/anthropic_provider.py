@@ -9,7 +9,7 @@ Three things matter here beyond "send the request":
 - Translation at the edge: every SDK exception, and every body we cannot read, becomes an
   ``LLMError`` (or ``NeedsKeyError`` for a missing or rejected key) raised ``from`` it.
 
-The SDK is imported inside the constructor so that ``import agent.llm`` stays cheap.
+The SDK is imported inside the constructor so that ``import memfs.agent.llm`` stays cheap.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agent.llm.base import Completion, Message, Tool, ToolCall, Usage
-from agent.llm.retry import (
+from memfs.agent.llm.base import Completion, Message, Tool, ToolCall, Usage
+from memfs.agent.llm.retry import (
     RetryPolicy,
     Sleep,
     TransientLLMError,
@@ -29,6 +29,7 @@ from agent.llm.retry import (
     is_retryable_status,
     retry_after_seconds,
 )
+
 from memfs.errors import LLMError, NeedsKeyError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from agent.llm.base import Completion, Message, Tool, Usage
+from memfs.agent.llm.base import Completion, Message, Tool, Usage
 
 PREFIX = "(offline) No language model is configured, so this is not a real reply."
 MAX_ITEMS = 5

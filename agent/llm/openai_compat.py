@@ -20,8 +20,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent.llm.base import Completion, Message, Tool, ToolCall, Usage
-from agent.llm.retry import (
+from memfs.agent.llm.base import Completion, Message, Tool, ToolCall, Usage
+from memfs.agent.llm.retry import (
     RetryPolicy,
     Sleep,
     TransientLLMError,
@@ -29,6 +29,7 @@ from agent.llm.retry import (
     is_retryable_status,
     retry_after_seconds,
 )
+
 from memfs.errors import LLMError, NeedsKeyError
 
 if TYPE_CHECKING:

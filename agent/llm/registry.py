@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 
-from agent.llm.anthropic_provider import DEFAULT_MODEL
-from agent.llm.base import LLM
+from memfs.agent.llm.anthropic_provider import DEFAULT_MODEL
+from memfs.agent.llm.base import LLM
+
 from memfs.errors import BadInputError, NeedsKeyError
 
 ProviderFactory = Callable[[str | None, Mapping[str, str]], LLM]
@@ -36,13 +37,13 @@ def _first(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
 
 
 def _anthropic(model: str | None, env: Mapping[str, str]) -> LLM:
-    from agent.llm.anthropic_provider import AnthropicLLM
+    from memfs.agent.llm.anthropic_provider import AnthropicLLM
 
     return AnthropicLLM(model or DEFAULT_MODEL, api_key=env.get("ANTHROPIC_API_KEY"), env=env)
 
 
 def _openai(model: str | None, env: Mapping[str, str]) -> LLM:
-    from agent.llm.openai_compat import OpenAICompatLLM
+    from memfs.agent.llm.openai_compat import OpenAICompatLLM
 
     base_url = _first(env, BASE_URL_VARS)
     if not base_url:
@@ -58,7 +59,7 @@ def _openai(model: str | None, env: Mapping[str, str]) -> LLM:
 
 
 def _offline(model: str | None, env: Mapping[str, str]) -> LLM:
-    from agent.llm.offline import OfflineLLM
+    from memfs.agent.llm.offline import OfflineLLM
 
     return OfflineLLM()
 

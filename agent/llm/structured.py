@@ -18,7 +18,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agent.llm.base import LLM, Completion, Message, Tool
+from memfs.agent.llm.base import LLM, Completion, Message, Tool
+
 from memfs.errors import LLMError
 
 MAX_PROBLEMS = 8

@@ -10,9 +10,10 @@ from typing import Any
 import click
 from rich.console import Console
 
+from memfs.app import MemoryStore
 from memfs.config import Config, load_config
 from memfs.errors import BadInputError
-from memfs.store import MemoryPair, MemoryStore
+from memfs.store import MemoryPair
 
 
 @dataclass

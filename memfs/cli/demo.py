@@ -25,8 +25,8 @@ def _step(title: str) -> None:
 @pass_state
 def demo(state: State, pair_name: str, window_budget: int) -> None:
     """The whole loop on a sample pair, offline: pins, compaction, a dream, context, revert."""
-    from agent import demo as sample
-    from memfs.store import MemoryStore
+    from memfs.agent import demo as sample
+    from memfs.app import MemoryStore
 
     started = time.monotonic()
     user, _, character = pair_name.partition("/")
@@ -45,8 +45,8 @@ def demo(state: State, pair_name: str, window_budget: int) -> None:
 
 
 def _load(store: object, user: str, character: str) -> MemoryPair:
-    from agent import demo as sample
-    from memfs.store import MemoryStore
+    from memfs.agent import demo as sample
+    from memfs.app import MemoryStore
 
     assert isinstance(store, MemoryStore)
     _step(f"1. A pair repository from sample_memories/{user}/{character}")
@@ -66,7 +66,7 @@ def _pins(pair: MemoryPair) -> None:
 
 
 def _replay(pair: MemoryPair) -> list[str]:
-    from agent import demo as sample
+    from memfs.agent import demo as sample
 
     _step("3. A conversation outgrows its window → compaction → dreaming (a subprocess)")
     result = sample.replay(pair, sample.conversation(pair.user, pair.character))
@@ -98,7 +98,7 @@ def _history(pair: MemoryPair, dreams: list[str]) -> None:
 
 
 def _contexts(pair: MemoryPair) -> None:
-    from agent import demo as sample
+    from memfs.agent import demo as sample
 
     _step("5. The context for probe messages (`memfs context`)")
     probes = sample.probes(pair.user, pair.character)

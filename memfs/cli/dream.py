@@ -13,7 +13,7 @@ from memfs.cli.common import State, cli, console, pass_state, print_json
 @pass_state
 def dream(state: State, as_json: bool) -> None:
     """Run dreaming now over pending windows (each becomes one `dream:` merge commit)."""
-    from agent.dream.runner import read_status, run_pending
+    from memfs.agent.dream.runner import read_status, run_pending
 
     pair = state.pair()
     run = run_pending(pair)

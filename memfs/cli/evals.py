@@ -17,8 +17,8 @@ from memfs.cli.common import State, cli, console, err_console, pass_state, print
 from memfs.errors import BadInputError
 
 if TYPE_CHECKING:
-    from agent.evals.report import EvalReport
-    from agent.llm.base import LLM
+    from memfs.agent.evals.report import EvalReport
+    from memfs.agent.llm.base import LLM
     from memfs.embed import Embedder
 
 HOME_HELP = "Run in this folder and keep it (default: a temporary home, removed after)."
@@ -42,7 +42,7 @@ def eval_embedder(state: State) -> Embedder | None:
 
 def configured_llm(state: State) -> LLM:
     """The configured provider (the offline one unless a key or endpoint is set)."""
-    from agent.llm.registry import get_llm
+    from memfs.agent.llm.registry import get_llm
 
     return get_llm(state.config.llm_provider, state.config.llm_model)
 
@@ -74,7 +74,7 @@ def progress(as_json: bool) -> Any:
 @pass_state
 def planted(state: State, seed: int, n_messages: int, home: Path | None, as_json: bool) -> None:
     """Planted facts: 1,000 messages through the pipeline, then ask about each fact."""
-    from agent.evals.planted import run_planted
+    from memfs.agent.evals.planted import run_planted
 
     report = run_planted(seed, n_messages, home=home, embedder=eval_embedder(state),
                          config=state.config, llm=configured_llm(state),
@@ -86,7 +86,7 @@ def planted(state: State, seed: int, n_messages: int, home: Path | None, as_json
 @click.option("--json", "as_json", is_flag=True)
 def decision(as_json: bool) -> None:
     """The retrieval decision on 60 probes (30 need memory, 30 do not)."""
-    from agent.evals.decision import format_table, run_decision_eval
+    from memfs.agent.evals.decision import format_table, run_decision_eval
 
     report = run_decision_eval()
     if as_json:
@@ -105,7 +105,7 @@ def decision(as_json: bool) -> None:
 @pass_state
 def isolation(state: State, n_pairs: int, home: Path | None, as_json: bool) -> None:
     """Isolation: no probe of one pair ever surfaces another pair's text."""
-    from agent.evals.isolation import run_isolation
+    from memfs.agent.evals.isolation import run_isolation
 
     finish(run_isolation(n_pairs, home=home, embedder=eval_embedder(state),
                          config=state.config), as_json)
@@ -121,7 +121,7 @@ def isolation(state: State, n_pairs: int, home: Path | None, as_json: bool) -> N
 @pass_state
 def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json: bool) -> None:
     """Pins: a pin set at message 1 is in every context, across compactions and dreams."""
-    from agent.evals.pins import run_pins
+    from memfs.agent.evals.pins import run_pins
 
     if n_messages < 2 or n_messages % 2:
         raise BadInputError(f"--messages: must be an even number of at least 2, got {n_messages}")
@@ -141,7 +141,7 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
 def longmemeval(state: State, path: Path, limit: int | None, cache_dir: Path | None,
                 as_json: bool) -> None:
     """Retrieval recall on a LongMemEval slice (a .json.gz file)."""
-    from agent.evals.report import run_recall_eval
+    from memfs.agent.evals.report import run_recall_eval
 
     if not path.is_file():
         raise BadInputError(f"{path}: no such file")

@@ -53,13 +53,13 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
 @pass_state
 def ingest(state: State, file: Path, no_dream: bool) -> None:
     """Append a JSONL transcript ({"role","content","ts"?,"session"?}) as if chatted."""
-    from agent.turn import TurnOptions, add_messages, end_session
+    from memfs.turn import TurnOptions, add_messages, end_session
 
     pair = state.pair()
     messages = read_transcript(file)
     try:
         added = add_messages(pair, [{k: v for k, v in m.items() if k != "_line"} for m in messages],
-                             options=TurnOptions(dream="none" if no_dream else "spawn"))
+                             options=TurnOptions(dream="none" if no_dream else "queue"))
     except BadInputError as exc:
         raise BadInputError(f"{file}: {_line_of(str(exc), messages)}") from None
     end_session(pair)
@@ -112,8 +112,8 @@ def context(state: State, message: str, as_json: bool) -> None:
 @pass_state
 def chat(state: State, session: str | None) -> None:
     """Talk to the character (/pin TEXT, /context, /compact, /quit)."""
-    from agent.chat import ChatSession
-    from agent.llm.registry import describe_configuration
+    from memfs.agent.chat import ChatSession
+    from memfs.agent.llm.registry import describe_configuration
 
     pair = state.pair()
     chat_session = ChatSession(pair, session=session)

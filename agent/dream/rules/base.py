@@ -17,9 +17,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agent.dream.dates import WEEKDAYS
-from agent.dream.ops import MessageLike
-from agent.dream.rules.lexicon import FILLER_TAIL, NOT_NAMES, SPECIES
+from memfs.agent.dream.dates import WEEKDAYS
+from memfs.agent.dream.ops import MessageLike
+from memfs.agent.dream.rules.lexicon import FILLER_TAIL, NOT_NAMES, SPECIES
+
 from memfs.cards import Card
 
 SlotValue = tuple[tuple[str, str], str]

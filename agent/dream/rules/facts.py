@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.dates import MONTH_RE, MONTHS, find_date
-from agent.dream.rules.base import (
+from memfs.agent.dream.dates import MONTH_RE, MONTHS, find_date
+from memfs.agent.dream.rules.base import (
     Candidate,
     Context,
     a_noun,
@@ -19,7 +19,7 @@ from agent.dream.rules.base import (
     object_phrase,
     relation_of,
 )
-from agent.dream.rules.lexicon import (
+from memfs.agent.dream.rules.lexicon import (
     CONDITIONS,
     DIETS,
     END,
@@ -30,7 +30,7 @@ from agent.dream.rules.lexicon import (
     PARTNER_RELS,
     SPECIES,
 )
-from agent.dream.rules.text import names_in, norm_key, third_person, tidy
+from memfs.agent.dream.rules.text import names_in, norm_key, third_person, tidy
 
 _Q = re.IGNORECASE
 

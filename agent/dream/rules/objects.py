@@ -15,9 +15,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.dream.rules.base import Candidate, Context
-from agent.dream.rules.lexicon import HEDGE, PLAN_WORDS
-from agent.dream.rules.text import content_words, names_in, sentences, third_person, tidy
+from memfs.agent.dream.rules.base import Candidate, Context
+from memfs.agent.dream.rules.lexicon import HEDGE, PLAN_WORDS
+from memfs.agent.dream.rules.text import content_words, names_in, sentences, third_person, tidy
 
 _Q = re.IGNORECASE
 _VAGUE = frozenset({"something", "anything", "stuff", "thing", "things", "special", "nice", "fun", "good",

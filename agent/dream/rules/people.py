@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.dates import find_date, with_dates
-from agent.dream.rules.base import Candidate, Context, cand, is_name, partner_name
-from agent.dream.rules.lexicon import (
+from memfs.agent.dream.dates import find_date, with_dates
+from memfs.agent.dream.rules.base import Candidate, Context, cand, is_name, partner_name
+from memfs.agent.dream.rules.lexicon import (
     FAMILY_RELS,
     HEALTH_EVENTS,
     HYPOTHETICAL,
@@ -15,7 +15,7 @@ from agent.dream.rules.lexicon import (
     NAME,
     PARTNER_RELS,
 )
-from agent.dream.rules.text import names_in, norm_key, sentences, third_person, tidy
+from memfs.agent.dream.rules.text import names_in, norm_key, sentences, third_person, tidy
 
 _Q = re.IGNORECASE
 

@@ -11,12 +11,27 @@ import datetime as dt
 import re
 from collections.abc import Iterator, Sequence
 
-from agent.dream.dates import DateHit, day_label, find_date, with_dates
-from agent.dream.ops import CloseOp
-from agent.dream.rules.base import Candidate, Context, cand, introduce, is_name, known_names
-from agent.dream.rules.lexicon import HEDGE, INTERJECTIONS, NAMES, PAST, PLAN_NOUNS, PLAN_WORDS
-from agent.dream.rules.objects import about, antecedent, is_vague, points_elsewhere
-from agent.dream.rules.text import content_words, names_in, norm_key, sentences, third_person, tidy
+from memfs.agent.dream.dates import DateHit, day_label, find_date, with_dates
+from memfs.agent.dream.ops import CloseOp
+from memfs.agent.dream.rules.base import Candidate, Context, cand, introduce, is_name, known_names
+from memfs.agent.dream.rules.lexicon import (
+    HEDGE,
+    INTERJECTIONS,
+    NAMES,
+    PAST,
+    PLAN_NOUNS,
+    PLAN_WORDS,
+)
+from memfs.agent.dream.rules.objects import about, antecedent, is_vague, points_elsewhere
+from memfs.agent.dream.rules.text import (
+    content_words,
+    names_in,
+    norm_key,
+    sentences,
+    third_person,
+    tidy,
+)
+
 from memfs.cards import Card
 
 _Q = re.IGNORECASE

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from agent.dream.rules.base import Candidate, Context, SlotValue
-from agent.dream.rules.facts import (
+from memfs.agent.dream.rules.base import Candidate, Context, SlotValue
+from memfs.agent.dream.rules.facts import (
     rule_birthday,
     rule_commute,
     rule_death,
@@ -29,16 +29,16 @@ from agent.dream.rules.facts import (
     rule_pet,
     rule_sickness,
 )
-from agent.dream.rules.lexicon import HYPOTHETICAL, NOT_NAMES
-from agent.dream.rules.people import (
+from memfs.agent.dream.rules.lexicon import HYPOTHETICAL, NOT_NAMES
+from memfs.agent.dream.rules.people import (
     rule_ages,
     rule_family,
     rule_family_health,
     rule_partner_change,
     rule_role,
 )
-from agent.dream.rules.plans import rule_goal, rule_plan
-from agent.dream.rules.tastes import (
+from memfs.agent.dream.rules.plans import rule_goal, rule_plan
+from memfs.agent.dream.rules.tastes import (
     rule_boundary,
     rule_favorite,
     rule_fear,
@@ -49,8 +49,9 @@ from agent.dream.rules.tastes import (
     rule_preference,
     rule_switch,
 )
-from agent.dream.rules.text import first_person, sentences
-from agent.dream.rules.work import rule_job, rule_quit
+from memfs.agent.dream.rules.text import first_person, sentences
+from memfs.agent.dream.rules.work import rule_job, rule_quit
+
 from memfs.cards import Card
 
 _Q = re.IGNORECASE

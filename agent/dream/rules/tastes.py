@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.rules.base import Candidate, Context, cand, is_name, object_phrase
-from agent.dream.rules.lexicon import END, FILLER_TAIL, NAME, NAMES
-from agent.dream.rules.text import content_words, names_in, norm_key, third_person, tidy
+from memfs.agent.dream.rules.base import Candidate, Context, cand, is_name, object_phrase
+from memfs.agent.dream.rules.lexicon import END, FILLER_TAIL, NAME, NAMES
+from memfs.agent.dream.rules.text import content_words, names_in, norm_key, third_person, tidy
+
 from memfs.cards import Card
 
 _Q = re.IGNORECASE

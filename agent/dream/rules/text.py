@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from agent.dream.dates import MONTHS, WEEKDAYS
-from agent.dream.rules.lexicon import FILLER_TAIL, NOT_NAMES, STOPWORDS, SYNONYMS
+from memfs.agent.dream.dates import MONTHS, WEEKDAYS
+from memfs.agent.dream.rules.lexicon import FILLER_TAIL, NOT_NAMES, STOPWORDS, SYNONYMS
 
 
 def sentences(text: str) -> list[str]:

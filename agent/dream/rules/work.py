@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from agent.dream.dates import find_date, iso_label
-from agent.dream.rules.base import Candidate, Context, a_noun, cand
-from agent.dream.rules.lexicon import END, JOBS, NAMES, WORKPLACES
-from agent.dream.rules.text import norm_key, sentences, third_person, tidy
+from memfs.agent.dream.dates import find_date, iso_label
+from memfs.agent.dream.rules.base import Candidate, Context, a_noun, cand
+from memfs.agent.dream.rules.lexicon import END, JOBS, NAMES, WORKPLACES
+from memfs.agent.dream.rules.text import norm_key, sentences, third_person, tidy
 
 _Q = re.IGNORECASE
 _START = r"\bI (?:start|'m starting|am starting|begin|'ll start|will start|'ll be starting)"

@@ -3,7 +3,7 @@
 A message is in ``history/`` (fsynced) before anything else happens. After appending, the
 window is measured; when it outgrows its budget (or every N messages, per the trigger
 setting) a compaction event evicts its oldest messages, commits the history files, and
-starts dreaming in a separate process — the conversation never waits for it.
+hands the pair to the dream queue (``Services.queue``) — the conversation never waits.
 """
 
 from __future__ import annotations
@@ -12,26 +12,29 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent.compaction import CompactionEvent, split_window, write_event
-from agent.window import current_window
 from memfs import history
+from memfs.compaction import CompactionEvent, pending_events, split_window, write_event
 from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
 from memfs.history import Message
 from memfs.ids import check_id
 from memfs.repo import atomic_write
-from memfs.store import MemoryPair
 from memfs.tokens import count_tokens
+from memfs.window import current_window
+
+if TYPE_CHECKING:
+    from memfs.store import MemoryPair
 
 
 @dataclass
 class TurnOptions:
-    """How a batch of messages is handled; ``dream`` is 'spawn', 'inline' or 'none'."""
+    """How a batch of messages is handled; ``dream`` is 'queue' (hand the pair to the
+    services' dream queue and return), 'inline' (dream now, in this call) or 'none'."""
 
-    dream: str = "spawn"
+    dream: str = "queue"
 
 
 def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
@@ -152,7 +155,7 @@ def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], l
     return window[:cut], window[cut:]
 
 
-def compact_now(pair: MemoryPair, dream: str = "spawn") -> CompactionEvent | None:
+def compact_now(pair: MemoryPair, dream: str = "queue") -> CompactionEvent | None:
     """``/compact``: evict the whole window except the newest exchange, and dream on it."""
     with pair.repo.lock():
         event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True)
@@ -170,12 +173,8 @@ def fire_dream(pair: MemoryPair, mode: str) -> None:
     if mode == "inline":
         pair.dream()
         return
-    from agent.dream.runner import spawn_dream
-
-    spawn_dream(pair)
+    pair.store.services.queue.submit(pair)
 
 
 def _pending_messages(pair: MemoryPair) -> int:
-    from agent.compaction import pending_events
-
     return sum(s.last - s.first + 1 for e in pending_events(pair.root) for s in e.spans)

@@ -9,10 +9,14 @@ undreamed messages simply rejoin the window, to be evicted (and dreamed) again.
 
 from __future__ import annotations
 
-from agent.compaction import Span, pending_events
+from typing import TYPE_CHECKING
+
+from memfs.compaction import Span, pending_events
 from memfs.gitio import run_git
 from memfs.history import Message, iter_messages
-from memfs.store import MemoryPair
+
+if TYPE_CHECKING:
+    from memfs.store import MemoryPair
 
 
 def evicted_spans(pair: MemoryPair) -> list[Span]:

@@ -6,6 +6,9 @@ Layers, in the order they are given room:
 3. what the retrieval plan found (cards and past messages), only when the plan asks;
 4. the recent window, newest messages first until the budget is spent.
 
+The retrieval decision itself comes from above, as the ``Planner`` in the pair's
+services (a model's tool call or the offline rules, ``agent/plan.py``).
+
 The result is shaped for ``anthropic.messages.create(system=..., messages=...)``: system
 block 0 is the ``system/`` block (stable every turn, so providers cache it), block 1 the
 memory block.
@@ -18,17 +21,18 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agent.plan import RetrievalPlan, decide
-from agent.window import current_window
 from memfs.errors import BadInputError
 from memfs.history import Message
 from memfs.pins import parse_pins
 from memfs.repo import atomic_write
-from memfs.store import MemoryPair
+from memfs.retrieval_plan import RetrievalPlan
+from memfs.services import PlanRequest
 from memfs.tokens import count_tokens
+from memfs.window import current_window
 
 if TYPE_CHECKING:
     from memfs.search import SearchHit
+    from memfs.store import MemoryPair
 
 
 @dataclass
@@ -91,8 +95,8 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
     if window and window[-1].role == "user" and window[-1].content == message:
         window = window[:-1]  # the message was already appended to history by the turn
     recent = [m.content for m in window[-12:]]
-    plan = decide(pair.store.planner(), message, recent, summary, pins,
-                  memory_names=memory_names(pair, head))
+    request = PlanRequest(message, recent, summary, pins, memory_names(pair, head))
+    plan = pair.store.services.planner.plan(pair, request)
     hits = _retrieve(pair, plan, window, now) if plan.need_retrieval else []
     memory, used = _memory_block(summary, hits, config.retrieval_budget)
     tokens = {"system": count_tokens(system), "summary": count_tokens(summary),

@@ -1,0 +1,90 @@
+"""The agent layer, bundled as the ``Services`` the storage layer asks for.
+
+``memfs/services.py`` says what the storage layer needs (a planner, a dreamer, a dream
+queue, an LLM factory); this module is what the agent layer gives. Everything heavy (the
+LLM SDKs, the rule extractor, the planner's rules) is imported on first use, so wiring a
+store costs nothing until a turn needs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memfs.services import PlanRequest, Services
+
+if TYPE_CHECKING:
+    from memfs.config import Config
+    from memfs.llm import LLM
+    from memfs.retrieval_plan import RetrievalPlan
+    from memfs.services import DreamQueue
+    from memfs.store import MemoryPair, MemoryStore
+
+
+def make_llm(config: Config) -> LLM:
+    from memfs.agent.llm.registry import get_llm
+
+    return get_llm(config.llm_provider, config.llm_model)
+
+
+def planner_llm(store: MemoryStore) -> LLM | None:
+    """The model for per-turn decisions, or None to use the offline rules.
+
+    An injected LLM is used as given; otherwise the configured provider, and None when
+    that is offline — so the rules need no provider object and no SDK import.
+    """
+    llm = store.injected_llm
+    if llm is None:
+        from memfs.agent.llm.registry import choose_provider
+
+        if choose_provider(store.config.llm_provider) == "offline":
+            return None
+        llm = store.llm
+    return None if llm.name == "offline" else llm
+
+
+class AgentPlanner:
+    """The retrieval decision: the model's tool call, or the offline rules."""
+
+    def plan(self, pair: MemoryPair, request: PlanRequest) -> RetrievalPlan:
+        from memfs.agent.plan import decide
+
+        return decide(planner_llm(pair.store), request.message, request.recent,
+                      request.summary, request.pins, memory_names=request.memory_names)
+
+
+class LocalDreamer:
+    """Dreams in this process (``memfs dream``, ``MemoryPair.dream()``)."""
+
+    def dream(self, pair: MemoryPair, *, wait: float = 60.0) -> list[str]:
+        from memfs.agent.dream.runner import dream_pending
+
+        return dream_pending(pair, wait=wait)
+
+
+class SubprocessQueue:
+    """One detached ``python -m memfs.agent.dream`` per compaction: the library and CLI
+    default, so a chat or an ingest never waits for a dream and needs no server."""
+
+    def submit(self, pair: MemoryPair) -> None:
+        from memfs.agent.dream.runner import spawn_dream
+
+        spawn_dream(pair)
+
+    def close(self, wait: bool = True) -> None:
+        """Nothing to stop: each dream is its own process and outlives this one."""
+
+
+def default_services(queue: DreamQueue | None = None) -> Services:
+    return Services(planner=AgentPlanner(), dreamer=LocalDreamer(),
+                    queue=queue or SubprocessQueue(), make_llm=make_llm)
+
+
+def wired_store(home: str | Path, **kwargs: Any) -> MemoryStore:
+    """A store with these services, for the agent layer's own entry points (the dream
+    subprocess, evals, the demo), which may not import the composition root above them.
+    Apps use ``memfs.MemoryStore``, which is the same wiring."""
+    from memfs.store import MemoryStore
+
+    kwargs.setdefault("services", default_services())
+    return MemoryStore(home, **kwargs)

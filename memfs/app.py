@@ -1,0 +1,30 @@
+"""The composition root: where the storage layer meets the agent layer.
+
+``memfs.MemoryStore`` is this module's ``MemoryStore``: the storage-layer store
+(``memfs/store.py``) whose ``Services`` default to the agent layer's (the retrieval
+planner, dreaming, the LLM registry, a subprocess per dream). It is the one place below
+the adapters (CLI, server, MCP, UI) that names ``memfs.agent``, and it does so only when
+a store first needs its services, so ``memfs pin ls`` never loads the agent layer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memfs import store
+
+if TYPE_CHECKING:
+    from memfs.services import DreamQueue, Services
+
+
+class MemoryStore(store.MemoryStore):
+    """A home folder of pairs, wired to the agent layer (``queue=``: where dreams go)."""
+
+    def __init__(self, *args: Any, queue: DreamQueue | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._queue = queue
+
+    def _default_services(self) -> Services:
+        from memfs.agent.services import default_services
+
+        return default_services(self._queue)
