@@ -81,3 +81,26 @@ def message(kind: str, summary: str, actor: Actor, session: str | None = None,
         parts.append(body.strip())
     parts.append("\n".join(trailers))
     return "\n\n".join(parts) + "\n"
+
+
+def head_sha(root: Path) -> str | None:
+    """HEAD's sha from the ref files (no subprocess: this runs before every search)."""
+    git_dir = root / ".git"
+    try:
+        head = (git_dir / "HEAD").read_text().strip()
+    except FileNotFoundError:
+        return None
+    if not head.startswith("ref: "):
+        return head
+    ref = head[5:]
+    try:
+        return (git_dir / ref).read_text().strip()
+    except FileNotFoundError:
+        pass
+    try:
+        for line in (git_dir / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    except FileNotFoundError:
+        pass
+    return None  # an unborn branch

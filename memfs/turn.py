@@ -1,9 +1,12 @@
 """The conversation side of a turn: append messages durably, then maybe compact.
 
-A message is in ``history/`` (fsynced) before anything else happens. After appending, the
-window is measured; when it outgrows its budget (or every N messages, per the trigger
-setting) a compaction event evicts its oldest messages, commits the history files, and
-hands the pair to the dream queue (``Services.queue``) — the conversation never waits.
+A message is in ``history/`` (fsynced before ``add_messages`` returns, one fsync per file
+per batch) before anything else happens. After each assistant message the window is
+measured — from the window state (``memfs/window.py``), so a turn reads only what is new
+— and when it outgrows its budget (or every N messages, per the trigger setting) a
+compaction event evicts its oldest messages and the pair is handed to the dream queue
+(``Services.queue``). That is all the conversation path does: no git, no dream work. The
+history files are committed at session end and by the dream itself, before it reads them.
 """
 
 from __future__ import annotations
@@ -15,18 +18,24 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memfs import history
-from memfs.compaction import CompactionEvent, pending_events, split_window, write_event
+from memfs.compaction import CompactionEvent, events_dir, split_window, write_event
 from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
-from memfs.history import Message
+from memfs.history import Appender, Message
 from memfs.ids import check_id
 from memfs.repo import atomic_write
-from memfs.tokens import count_tokens
-from memfs.window import current_window
+from memfs.window import WindowState, window_state
+from memfs.window_files import Stamp
 
 if TYPE_CHECKING:
     from memfs.store import MemoryPair
+
+BATCH = 512
+"""Messages appended under one hold of the pair lock (a long ingest lets other writers,
+such as a dream's merge, in between batches)."""
+
+Checked = tuple[str, str, dt.datetime, str | None]
 
 
 @dataclass
@@ -47,18 +56,48 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     # Every message is checked before the first is appended: a bad line 3 must not leave
     # lines 1-2 in history, to be appended again when the user fixes the file.
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
-    for role, content, ts, own_session in checked:
+    for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
-            sid = own_session or session or current_session(pair, ts)
-            appended.append(history.append(pair.root, sid, role, content, ts))
-            _remember_session(pair, sid)
-            if role == "assistant":
-                event = maybe_compact(pair, ts)
-                if event is not None:
-                    events.append(event)
+            state = window_state(pair)
+            with state.lock:
+                state.refresh()
+                try:
+                    _append_batch(pair, state, checked[start:start + BATCH], session,
+                                  appended, events)
+                finally:
+                    state.save()
     if events:
         fire_dream(pair, options.dream)
     return appended
+
+
+def _append_batch(pair: MemoryPair, state: WindowState, batch: list[Checked],
+                  session: str | None, appended: list[Message],
+                  events: list[CompactionEvent]) -> None:
+    """Append ``batch`` under the pair lock: one fsync per file, before any event names it."""
+    open_session = _open_session(pair)
+    touched: set[str] = set()
+    created = False
+    try:
+        with Appender(pair.root) as appender:
+            for role, content, ts, own_session in batch:
+                sid = own_session or session or open_session or \
+                    history.new_session_id(pair.root, ts)
+                tail = state.tail_for(sid)
+                created = created or tail.stamp is None
+                written = appender.write(sid, role, content, ts, turn=tail.lines)
+                state.appended(written)
+                touched.add(sid)
+                appended.append(written.message)
+                open_session = sid
+                if role == "assistant":
+                    event = maybe_compact(pair, ts, state=state, appender=appender)
+                    if event is not None:
+                        events.append(event)
+    finally:
+        state.settle(touched, created)
+        if open_session:
+            _remember_session(pair, open_session)
 
 
 def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetime, str | None]:
@@ -87,20 +126,20 @@ def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetim
 
 def current_session(pair: MemoryPair, now: dt.datetime) -> str:
     """The open session, or a new ``s-YYYYMMDD-NN`` one."""
+    return _open_session(pair) or history.new_session_id(pair.root, now)
+
+
+def _open_session(pair: MemoryPair) -> str | None:
     path = pair.root / ".memfs" / "session.json"
-    if path.exists():
-        try:
-            data = json.loads(path.read_text())
-            return str(data["session"])
-        except (ValueError, KeyError):
-            pass
-    return history.new_session_id(pair.root, now)
+    try:
+        return str(json.loads(path.read_text())["session"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _remember_session(pair: MemoryPair, session: str) -> None:
-    path = pair.root / ".memfs" / "session.json"
-    if not path.exists() or json.loads(path.read_text() or "{}").get("session") != session:
-        atomic_write(path, json.dumps({"session": session}) + "\n")
+    if _open_session(pair) != session:
+        atomic_write(pair.root / ".memfs" / "session.json", json.dumps({"session": session}) + "\n")
 
 
 def end_session(pair: MemoryPair) -> str | None:
@@ -115,21 +154,29 @@ def end_session(pair: MemoryPair) -> str | None:
 
 
 def commit_history(pair: MemoryPair, summary: str, session: str | None = None) -> str | None:
-    paths = [f"history/{p.name}" for p in sorted((pair.root / "history").glob("*.jsonl"))]
-    if not paths:
+    """Commit every session file as it is now (caller holds the pair lock); None when
+    nothing changed. Runs the pair's hooks, like every memfs commit."""
+    if next((pair.root / "history").glob("*.jsonl"), None) is None:
         return None
     msg = commit_message("history", summary, USER, session)
-    return pair.repo.commit_paths(pair.root, paths, msg, USER)
+    return pair.repo.commit_paths(pair.root, ["history/*.jsonl"], msg, USER)
 
 
 # -- compaction ----------------------------------------------------------------------------
 
 
-def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False) -> CompactionEvent | None:
-    """Evict the window's oldest messages if the trigger fires (caller holds the lock)."""
+def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False, *,
+                 state: WindowState | None = None,
+                 appender: Appender | None = None) -> CompactionEvent | None:
+    """Evict the window's oldest messages if the trigger fires (caller holds the lock).
+
+    Costs what the window costs, not what history costs: the window and its token count
+    come from the window state. The messages the event names are fsynced first."""
     config = pair.config
-    window = current_window(pair)
-    tokens = sum(count_tokens(m.content) for m in window)
+    own = state is None
+    state = state or window_state(pair)
+    window = state.messages()
+    tokens = state.tokens
     if force:
         evicted, _ = split_window(window, 0)
         reason = "forced (/compact)"
@@ -143,9 +190,14 @@ def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False) -> Co
         return None
     if not evicted:
         return None
-    commit_history(pair, f"compaction: {len(evicted)} messages leave the window",
-                   evicted[-1].session)
-    return write_event(pair.root, evicted, reason, now)
+    if appender is not None:
+        appender.sync()
+    before = Stamp.of(events_dir(pair.root))
+    event = write_event(pair.root, evicted, reason, now)
+    state.recorded(event, before)
+    if own:
+        state.save()
+    return event
 
 
 def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], list[Message]]:
@@ -158,7 +210,11 @@ def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], l
 def compact_now(pair: MemoryPair, dream: str = "queue") -> CompactionEvent | None:
     """``/compact``: evict the whole window except the newest exchange, and dream on it."""
     with pair.repo.lock():
-        event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True)
+        state = window_state(pair)
+        with state.lock:
+            state.refresh()
+            event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True, state=state)
+            state.save()
     if event is not None:
         fire_dream(pair, dream)
     return event
@@ -177,4 +233,4 @@ def fire_dream(pair: MemoryPair, mode: str) -> None:
 
 
 def _pending_messages(pair: MemoryPair) -> int:
-    return sum(s.last - s.first + 1 for e in pending_events(pair.root) for s in e.spans)
+    return window_state(pair).pending_messages()

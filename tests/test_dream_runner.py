@@ -206,17 +206,26 @@ def test_model_ops_on_unknown_ids_or_system_are_dropped_and_logged(pair: MemoryP
     assert len(result.notes) == 2
 
 
-def test_an_uncommitted_window_fails_and_stays_pending(pair: MemoryPair) -> None:
+def test_the_dream_commits_its_history_and_a_refused_commit_stays_pending(pair: MemoryPair) -> None:
+    """The turn runs no git: the dream commits the history it reads. When the pair's hook
+    refuses that commit (a hand-broken line), the dream fails and the window stays pending."""
     from memfs.compaction import write_event
     from memfs.history import append, iter_messages
 
     append(pair.root, "s-20261106-01", "user", "never committed", NOW)
     event = write_event(pair.root, list(iter_messages(pair.root)), "test", NOW)
+    path = pair.root / "history" / "s-20261106-01.jsonl"
+    good = path.read_text()
+    path.write_text(good + "not json\n")
 
     [result] = run_pending(pair, extractor=ScriptedExtractor([]), now=NOW).results
 
-    assert result.status == "failed" and "not committed" in (result.error or "")
+    assert result.status == "failed" and "not valid JSON" in (result.error or "")
     assert pending_events(pair.root)[0].id == event.id
+    path.write_text(good)
+    [result] = run_pending(pair, extractor=ScriptedExtractor([]), now=NOW).results
+    assert result.status == "merged" and pending_events(pair.root) == []
+    assert pair.repo.read_head("history/s-20261106-01.jsonl") == good
 
 
 def test_an_event_already_merged_is_not_dreamed_twice(pair: MemoryPair) -> None:

@@ -9,7 +9,8 @@ is what makes it safe to kill at any moment:
 2. recovery of dead dreams, under the pair lock (half-done merge, worktrees, branches);
 3. an event whose ``Memfs-Event`` trailer is already on main was dreamed by a process
    killed before it could delete the event file: delete it now, do not dream twice;
-4. worktree + branch from main's HEAD; read window, cards and summary *at that commit*;
+4. commit the history files (the turn does not), then a worktree + branch from main's
+   HEAD; read window, cards and summary *at that commit*;
 5. extract, apply, merge under the pair lock, and only then delete the event file.
 
 Any failure leaves main untouched and the event pending, with ``attempts`` and
@@ -186,6 +187,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
     notes = _NoteHandler(result.notes)
     logging.getLogger("memfs.agent.dream").addHandler(notes)
     try:
+        _commit_history(pair, event)
         tree = worktree.create(root)
         _checkpoint(root, "worktree")
         window = read_window(tree.path, event)
@@ -216,6 +218,15 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         _log(root, f"{event.id}: merged {result.merge} ({merge_subject(result.commits)})"
              + "".join(f"\n  {n}" for n in result.notes))
     return result
+
+
+def _commit_history(pair: MemoryPair, event: CompactionEvent) -> None:
+    """The conversation path runs no git: the history a dream reads is committed here,
+    under the pair lock, before the dream's worktree is made from main."""
+    from memfs.turn import commit_history
+
+    with pair.repo.lock():
+        commit_history(pair, f"for dream {event.id}")
 
 
 class _NoteHandler(logging.Handler):
