@@ -77,11 +77,15 @@ def events_dir(root: Path) -> Path:
     return root / ".memfs" / "events"
 
 
-def write_event(root: Path, evicted: Sequence[Message], reason: str,
-                now: dt.datetime) -> CompactionEvent:
-    event = CompactionEvent(
+def new_event(evicted: Sequence[Message], reason: str, now: dt.datetime) -> CompactionEvent:
+    return CompactionEvent(
         id=f"e-{now.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}",
         created=format_ts(now), spans=spans_of(evicted), reason=reason)
+
+
+def write_event(root: Path, evicted: Sequence[Message], reason: str,
+                now: dt.datetime) -> CompactionEvent:
+    event = new_event(evicted, reason, now)
     save_event(root, event)
     return event
 

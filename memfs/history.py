@@ -86,6 +86,7 @@ def append(root: Path, session: str, role: str, content: str, ts: dt.datetime,
            turn: int | None = None) -> Message:
     """Append one message durably. Callers hold the pair lock (turn numbers are counted)."""
     with Appender(root) as appender:
+        appender.open(session)  # drops a torn last line first: it is not a turn
         turn = next_turn(root, session) if turn is None else turn
         message = appender.write(session, role, content, ts, turn).message
     return message
@@ -129,7 +130,7 @@ class Appender:
             raise BadInputError(f"role: must be 'user' or 'assistant' (got {role!r})")
         if not isinstance(content, str):
             raise BadInputError("content: must be a string")
-        fd = self._open(session)
+        fd = self.open(session)
         message = Message(session, turn, role, content, parse_ts(ts))
         data = (message.to_json() + "\n").encode("utf-8")
         at = os.lseek(fd, 0, os.SEEK_END)
@@ -150,7 +151,8 @@ class Appender:
             os.close(fd)
         self._fds.clear()
 
-    def _open(self, session: str) -> int:
+    def open(self, session: str) -> int:
+        """The session file, open for appending (a torn last line from a crash is cut)."""
         if session not in self._fds:
             path = session_path(self.root, session)
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memfs import history
-from memfs.compaction import CompactionEvent, events_dir, split_window, write_event
+from memfs.compaction import CompactionEvent, events_dir, new_event, save_event, split_window
 from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
@@ -64,8 +64,10 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
                 try:
                     _append_batch(pair, state, checked[start:start + BATCH], session,
                                   appended, events)
-                finally:
-                    state.save()
+                except BaseException:
+                    state.invalidate()  # what was written is durable; re-derive the rest
+                    raise
+                state.save()
     if events:
         fire_dream(pair, options.dream)
     return appended
@@ -74,10 +76,12 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
 def _append_batch(pair: MemoryPair, state: WindowState, batch: list[Checked],
                   session: str | None, appended: list[Message],
                   events: list[CompactionEvent]) -> None:
-    """Append ``batch`` under the pair lock: one fsync per file, before any event names it."""
+    """Append ``batch`` under the pair lock: one fsync per file; the batch's compaction
+    events are written after it, so an event never names a message that is not durable."""
     open_session = _open_session(pair)
     touched: set[str] = set()
     created = False
+    deferred: list[CompactionEvent] = []
     try:
         with Appender(pair.root) as appender:
             for role, content, ts, own_session in batch:
@@ -91,13 +95,22 @@ def _append_batch(pair: MemoryPair, state: WindowState, batch: list[Checked],
                 appended.append(written.message)
                 open_session = sid
                 if role == "assistant":
-                    event = maybe_compact(pair, ts, state=state, appender=appender)
+                    event = maybe_compact(pair, ts, state=state, deferred=deferred)
                     if event is not None:
                         events.append(event)
-    finally:
+        # the appender has fsynced every message of the batch: now its events may name them
+        _save_events(pair, state, deferred)
         state.settle(touched, created)
+    finally:
         if open_session:
             _remember_session(pair, open_session)
+
+
+def _save_events(pair: MemoryPair, state: WindowState, events: list[CompactionEvent]) -> None:
+    for event in events:
+        before = Stamp.of(events_dir(pair.root))
+        save_event(pair.root, event)
+        state.recorded(before)
 
 
 def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetime, str | None]:
@@ -167,11 +180,12 @@ def commit_history(pair: MemoryPair, summary: str, session: str | None = None) -
 
 def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False, *,
                  state: WindowState | None = None,
-                 appender: Appender | None = None) -> CompactionEvent | None:
+                 deferred: list[CompactionEvent] | None = None) -> CompactionEvent | None:
     """Evict the window's oldest messages if the trigger fires (caller holds the lock).
 
     Costs what the window costs, not what history costs: the window and its token count
-    come from the window state. The messages the event names are fsynced first."""
+    come from the window state. With ``deferred``, the event file is written by the
+    caller once the messages it names are fsynced (``add_messages`` does, per batch)."""
     config = pair.config
     own = state is None
     state = state or window_state(pair)
@@ -190,11 +204,14 @@ def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False, *,
         return None
     if not evicted:
         return None
-    if appender is not None:
-        appender.sync()
+    event = new_event(evicted, reason, now)
+    state.note_event(event)
+    if deferred is not None:
+        deferred.append(event)
+        return event
     before = Stamp.of(events_dir(pair.root))
-    event = write_event(pair.root, evicted, reason, now)
-    state.recorded(event, before)
+    save_event(pair.root, event)
+    state.recorded(before)
     if own:
         state.save()
     return event

@@ -126,6 +126,11 @@ class WindowState:
             self._window = [e.message for t in tails for e in t.entries]
         return list(self._window)
 
+    def invalidate(self) -> None:
+        """Forget the in-memory state (a batch failed half-way): the next refresh loads
+        the saved state and reads what was appended since, from the files."""
+        self.loaded, self.file_stamp, self._window = False, None, None
+
     def pending_messages(self) -> int:
         return sum(self.events.values())
 
@@ -153,11 +158,13 @@ class WindowState:
             self.events_stamp = events_now
         history_now = Stamp.of(self.root / "history")
         closed = sum(1 for t in self.tails.values() if not t.entries)
-        if moved or closed > 16 or _changed(history_now, self.history_stamp):
+        crowded = closed > 16 and time.time_ns() - self.scanned_ns > SLACK_NS
+        if moved or crowded or _changed(history_now, self.history_stamp):
             self._scan()
             self.history_stamp = history_now
         for session, tail in list(self.tails.items()):
-            self._check(session, tail)
+            self._check(session, tail)  # one stat each: the window's sessions, and at
+            # most 16 closed ones (more, and the next scan lets the old ones go)
 
     def _fold(self, head: str | None) -> None:
         """Apply the commits HEAD gained; anything but a forward move means rebuild."""
@@ -194,8 +201,11 @@ class WindowState:
         self._evict_spans(event.spans)
 
     def _scan(self) -> None:
-        """A file we do not follow that changed since the last scan (a hand edit, a file
-        restored by git) can only be placed by a rebuild; closed tails are let go."""
+        """Look at every session file: a file we do not follow that changed since the
+        last scan (a hand edit, a file restored by git) can only be placed by a rebuild;
+        followed tails with no window messages left are let go once their file is old. Not a per-turn cost: it runs
+        when HEAD moves, when ``history/`` gains a file we did not write, and when many
+        closed tails pile up (at most once per ``SLACK_NS``)."""
         started = time.time_ns()
         try:
             entries = list(os.scandir(self.root / "history"))
@@ -203,8 +213,10 @@ class WindowState:
             entries = []
         for entry in entries:
             name = entry.name
-            if not name.endswith(".jsonl") or name[:-6] in self.tails:
+            if not name.endswith(".jsonl"):
                 continue
+            if name[:-6] in self.tails:
+                continue  # followed: checked on every refresh
             if entry.stat().st_mtime_ns >= self.scanned_ns - SLACK_NS:
                 raise Stale
         self.scanned_ns = started
@@ -285,11 +297,10 @@ class WindowState:
         if created:
             self.history_stamp = Stamp.of(self.root / "history")
 
-    def recorded(self, event: CompactionEvent, folder_before: Stamp | None) -> None:
-        """A compaction event this process just wrote (``folder_before``: the events
-        folder's stamp just before the write; if nobody else changed it since our last
-        look, the new stamp is ours and not news)."""
-        self.note_event(event)
+    def recorded(self, folder_before: Stamp | None) -> None:
+        """An event file (already noted) was just written by this process.
+        ``folder_before`` is the events folder's stamp just before the write: if nobody
+        else changed it since our last look, the new stamp is ours and not news."""
         if folder_before == self.events_stamp:
             self.events_stamp = Stamp.of(events_dir(self.root))
 
