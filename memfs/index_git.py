@@ -11,7 +11,8 @@ from pathlib import Path
 from memfs import history
 from memfs.cardstore import load_cards
 from memfs.errors import GitError
-from memfs.gitio import head_sha, run_git  # noqa: F401  (head_sha re-exported)
+from memfs.gitio import head_sha as head_sha  # re-exported: the index reads HEAD this way
+from memfs.gitio import run_git
 from memfs.index_items import Item, card_item, summary_items
 
 # -- reading the repository cheaply ------------------------------------------------------------

@@ -390,7 +390,8 @@ class WindowState:
 
     def _load_tail(self, session: str, data: dict[str, Any]) -> Tail:
         """A saved tail with its window part read back (from its start, not from 0)."""
-        tail = Tail(key=tuple(data["key"]) if data["key"] else None,  # type: ignore[arg-type]
+        key = (int(data["key"][0]), str(data["key"][1])) if data["key"] else None
+        tail = Tail(key=key,
                     stamp=Stamp.from_json(data["stamp"]), offset=int(data["offset"]),
                     lines=int(data["lines"]), valid=int(data["valid"]),
                     check=bytes.fromhex(data["check"]),

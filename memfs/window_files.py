@@ -155,7 +155,8 @@ def first_parent_commits(root: Path, rev_range: str) -> list[Commit]:
                 spans.append(Span.parse(item.strip()))
             except ValueError:
                 continue  # a hand-written trailer that is not a span: it evicts nothing
-        commits.append(Commit(sha, (parents.split() or [None])[0], spans,
+        first = parents.split()[0] if parents.split() else None
+        commits.append(Commit(sha, first, spans,
                               [e.strip() for e in events.replace("\n", ",").split(",")
                                if e.strip()]))
     return commits
