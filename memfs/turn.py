@@ -58,7 +58,7 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
     for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
-            state = window_state(pair)
+            state = window_state(pair, refresh=False)
             with state.lock:
                 state.refresh()
                 try:
@@ -67,7 +67,7 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
                 except BaseException:
                     state.invalidate()  # what was written is durable; re-derive the rest
                     raise
-                state.save()
+                state.save_if_needed()
     if events:
         fire_dream(pair, options.dream)
     return appended
@@ -227,11 +227,11 @@ def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], l
 def compact_now(pair: MemoryPair, dream: str = "queue") -> CompactionEvent | None:
     """``/compact``: evict the whole window except the newest exchange, and dream on it."""
     with pair.repo.lock():
-        state = window_state(pair)
+        state = window_state(pair, refresh=False)
         with state.lock:
             state.refresh()
             event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True, state=state)
-            state.save()
+            state.save_if_needed()
     if event is not None:
         fire_dream(pair, dream)
     return event

@@ -114,7 +114,19 @@ class WindowState:
         self.loaded = False
         self.tokens = 0
         self.rebuilds = 0
+        self.unsaved = 0
+        """Bytes appended since the last save; ``save_if_needed`` lets a few through."""
+        self.changed = True
+        """Something other than appends changed since the last save (events, tails, HEAD)."""
         self._window: list[Message] | None = None
+        self._paths: dict[str, Path] = {}
+
+    def path(self, session: str) -> Path:
+        """``history/<session>.jsonl`` (checked once per session, then remembered)."""
+        found = self._paths.get(session)
+        if found is None:
+            found = self._paths[session] = session_path(self.root, session)
+        return found
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -175,7 +187,7 @@ class WindowState:
             raise Stale
         for commit in reversed(commits):
             self._apply_commit(commit)
-        self.head = head
+        self.head, self.changed = head, True
 
     def _apply_commit(self, commit: Commit) -> None:
         self._evict_spans(commit.spans)
@@ -197,6 +209,7 @@ class WindowState:
             self.note_event(event)
 
     def note_event(self, event: CompactionEvent) -> None:
+        self.changed = True
         self.events[event.id] = _span_count(event.spans)
         self._evict_spans(event.spans)
 
@@ -219,14 +232,14 @@ class WindowState:
                 continue  # followed: checked on every refresh
             if entry.stat().st_mtime_ns >= self.scanned_ns - SLACK_NS:
                 raise Stale
-        self.scanned_ns = started
+        self.scanned_ns, self.changed = started, True
         for session, tail in list(self.tails.items()):
             if not tail.entries and tail.stamp and tail.stamp.mtime_ns < started - SLACK_NS:
                 del self.tails[session]
 
     def _check(self, session: str, tail: Tail) -> None:
         """Read what was appended to a followed session file since we last looked."""
-        path = session_path(self.root, session)
+        path = self.path(session)
         now = Stamp.of(path)
         if now == tail.stamp:
             return
@@ -255,7 +268,7 @@ class WindowState:
         tail = self.tails.get(session)
         if tail is not None:
             return tail
-        path = session_path(self.root, session)
+        path = self.path(session)
         now = Stamp.of(path)
         if now is not None and now.mtime_ns >= self.scanned_ns - SLACK_NS:
             self.rebuild()  # changed since the last scan and not followed: place it first
@@ -263,7 +276,7 @@ class WindowState:
         return self._open(session)
 
     def _open(self, session: str) -> Tail:
-        path = session_path(self.root, session)
+        path = self.path(session)
         now = Stamp.of(path)
         tail = Tail(key=None, stamp=now)
         if now is not None:  # a closed session: every message it has left the window
@@ -274,6 +287,7 @@ class WindowState:
             if chunk.entries:
                 tail.evicted = [(0, max(e.message.turn for e in chunk.entries))]
         self.tails[session] = tail
+        self.changed = True
         return tail
 
     def appended(self, written: Written) -> None:
@@ -286,13 +300,14 @@ class WindowState:
         tail.offset, tail.lines, tail.valid = written.end, tail.lines + 1, tail.valid + 1
         tail.check = written.tail
         self.tokens += count_tokens(message.content)
+        self.unsaved += written.end - written.at
         self._window = None
 
     def settle(self, sessions: Iterable[str], created: bool) -> None:
         """After a batch: remember the files' stamps so our own writes are not news."""
         for session in sessions:
             tail = self.tails[session]
-            now = Stamp.of(session_path(self.root, session))
+            now = Stamp.of(self.path(session))
             tail.stamp = now if now is not None and now.size == tail.offset else None
         if created:
             self.history_stamp = Stamp.of(self.root / "history")
@@ -353,6 +368,13 @@ class WindowState:
         except LockError:
             pass  # a writer holds the pair: it saves its own, newer state
 
+    def save_if_needed(self, slack: int = 256 * 1024) -> None:
+        """Save unless only a little was appended since the last save: a process that
+        loads an older save reads those lines from the saved offsets, which costs what was
+        appended since, so the file is rewritten at most once per ``slack`` bytes of chat."""
+        if self.changed or self.unsaved > slack or self.file_stamp is None:
+            self.save()
+
     def save(self) -> None:
         """Write ``.memfs/window.json`` (derived data: no fsync; a torn file is rebuilt)."""
         data = {"version": VERSION, "head": self.head, "events": self.events,
@@ -367,6 +389,7 @@ class WindowState:
         tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, path)
         self.file_stamp = Stamp.of(path)
+        self.unsaved, self.changed = 0, False
 
     def _load(self) -> None:
         path = self.root / STATE_FILE
@@ -385,6 +408,7 @@ class WindowState:
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             raise Stale from None
         self.tails, self._window, self.loaded, self.file_stamp = tails, None, True, stamp
+        self.unsaved, self.changed = 0, False
         self.tokens = sum(count_tokens(e.message.content)
                           for t in tails.values() for e in t.entries)
 
@@ -396,7 +420,7 @@ class WindowState:
                     lines=int(data["lines"]), valid=int(data["valid"]),
                     check=bytes.fromhex(data["check"]),
                     evicted=[(int(a), int(b)) for a, b in data["evicted"]])
-        path = session_path(self.root, session)
+        path = self.path(session)
         now = Stamp.of(path)
         if now is None or (tail.stamp and now.ino != tail.stamp.ino) or \
                 now.size < tail.offset or tail_bytes(path, tail.offset) != tail.check:
@@ -436,15 +460,17 @@ _STATES: dict[str, WindowState] = {}
 _STATES_LOCK = threading.Lock()
 
 
-def window_state(pair: MemoryPair) -> WindowState:
-    """The pair's window state, current (callers that change it hold ``state.lock``)."""
+def window_state(pair: MemoryPair, refresh: bool = True) -> WindowState:
+    """The pair's window state (current, unless ``refresh=False``: callers that read or
+    change it take ``state.lock`` and refresh under it)."""
     key = os.path.abspath(pair.root)
     with _STATES_LOCK:
         state = _STATES.get(key)
         if state is None:
             state = _STATES[key] = WindowState(pair.root)
-    with state.lock:
-        state.refresh()
+    if refresh:
+        with state.lock:
+            state.refresh()
     return state
 
 
@@ -455,7 +481,7 @@ def forget_window_states() -> None:
 
 def current_window(pair: MemoryPair) -> list[Message]:
     """Messages not yet evicted, oldest first."""
-    state = window_state(pair)
+    state = window_state(pair, refresh=False)
     with state.lock:
         state.refresh()
         return state.messages()
