@@ -34,11 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from memfs.embed import BATCH_SIZE, DEFAULT_MODEL, SMALL_BATCH, Vectors, resolve_model
+from memfs.embed import BATCH_SIZE, DEFAULT_MODEL, Vectors, resolve_model
 from memfs.errors import MemfsError
 
 LOG = logging.getLogger("memfs.embed")
 MIN_COSINE = 0.999
+BULK = 256
+"""Up to this many texts (a query, the messages of the last few turns) run on one thread:
+on a busy 2-core machine a second one only waits. Reindexing uses both."""
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _PROBES = ("Hello there.", "The user's meeting with Lin moved from Thursday to Friday 3 pm.",
            "Allergic to peanuts " * 40)
@@ -99,7 +102,7 @@ class OnnxEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        threads = 1 if len(texts) <= SMALL_BATCH else min(2, os.cpu_count() or 1)
+        threads = 1 if len(texts) <= BULK else min(2, os.cpu_count() or 1)
         session = self._session(threads)
         encodings = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -261,6 +262,11 @@ def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
     return total
 
 
+TORCH_ROWS = 50_000
+"""Above this many rows, torch's float16 product pays for importing it (numpy has no fast
+float16 path: 100k rows take ~10x longer)."""
+
+
 def similarities(matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
     """Dot product of every (float16, L2-normalised) row with ``query``, as float32.
 
@@ -270,6 +276,10 @@ def similarities(matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
     """
     if not len(matrix):
         return np.zeros(0, dtype=np.float32)
+    if len(matrix) <= TORCH_ROWS and "torch" not in sys.modules:
+        # Importing torch costs seconds; a one-shot search of a pair this size never
+        # needs it (numpy converts and multiplies 10k rows in a few ms).
+        return np.asarray(matrix.astype(np.float32) @ query.astype(np.float32), dtype=np.float32)
     import torch
 
     threads = torch.get_num_threads()
