@@ -104,7 +104,7 @@ def turns(home: Path, count: int, warmup: int) -> dict[str, Any]:
     """Time ``count`` turns after ``warmup`` ones, in this (fresh) process."""
     pair = store(home).pair("alex", "mira")
     rng = random.Random(3)
-    times, retrieving = [], []
+    times, cpus, retrieving = [], [], []
     started = time.perf_counter()
     pair.search("warm up")  # the model and the index load once per process, not per turn
     warm = time.perf_counter() - started
@@ -113,15 +113,16 @@ def turns(home: Path, count: int, warmup: int) -> dict[str, Any]:
         user = {"role": "user", "content": message_text(rng, ASKS), "ts": now.isoformat()}
         reply = {"role": "assistant", "content": message_text(rng, REPLY),
                  "ts": now.isoformat()}
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         pair.add_messages([user])
         ctx = pair.context(user["content"])
         pair.add_messages([reply])
-        took = time.perf_counter() - t
+        took, cpu = time.perf_counter() - t, time.process_time() - c
         if i == 0:
             first = took
         if i >= warmup:
             times.append(took)
+            cpus.append(cpu)
             retrieving.append(bool(ctx.plan.need_retrieval))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     hit = [t for t, r in zip(times, retrieving) if r]
@@ -130,7 +131,10 @@ def turns(home: Path, count: int, warmup: int) -> dict[str, Any]:
             "p95_ms": _pct(times, 95), "max_ms": max(times) * 1e3,
             "retrieving": len(hit), "p50_retrieving_ms": _pct(hit, 50),
             "p95_retrieving_ms": _pct(hit, 95), "p50_plain_ms": _pct(miss, 50),
-            "p95_plain_ms": _pct(miss, 95), "peak_rss_mb": peak_kb / 1024,
+            "p95_plain_ms": _pct(miss, 95), "cpu_p50_ms": _pct(cpus, 50),
+            "cpu_p95_ms": _pct(cpus, 95),
+            "cpu_p95_plain_ms": _pct([c for c, r in zip(cpus, retrieving) if not r], 95),
+            "peak_rss_mb": peak_kb / 1024,
             "wall_s": time.perf_counter() - started}
 
 
