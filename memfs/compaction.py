@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from memfs.history import Message, format_ts
-from memfs.repo import atomic_write
+from memfs.atomic import atomic_write
 from memfs.tokens import count_tokens
 
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from memfs import hooks
 from memfs.assets import read_template
+from memfs.atomic import atomic_write
 from memfs.errors import BadInputError, GitError, NotARepoError
 from memfs.gitio import AGENT, DREAM, USER, Actor, actor_env, message, run_git
 from memfs.ids import check_id
@@ -167,18 +168,3 @@ def safe_path(path: str, actor: Actor = USER) -> str:
     if pure.parts[0] == "cards" and len(pure.parts) == 2 and pure.name.endswith(".md"):
         check_id(pure.name[:-3], "card id")
     return str(pure)
-
-
-def atomic_write(target: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, then rename: never half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".memfs-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

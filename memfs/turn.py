@@ -21,7 +21,7 @@ from memfs.gitio import USER
 from memfs.gitio import message as commit_message
 from memfs.history import Message
 from memfs.ids import check_id
-from memfs.repo import atomic_write
+from memfs.atomic import atomic_write
 from memfs.tokens import count_tokens
 from memfs.window import current_window
 

@@ -36,6 +36,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
+from memfs.atomic import atomic_write
 from memfs.check import Problem, validate_file
 from memfs.errors import BadInputError, ConflictError, GitError, LockError, MemfsError
 from memfs.gitio import USER, actor_env, message, run_git
@@ -435,10 +436,7 @@ class Watcher:
         self._status.update(pid=os.getpid(), roots=[str(r) for r in self.pair_roots()],
                             home=str(self.home) if self.home else None,
                             commits=self.commits, **changes)
-        self.status_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.status_file.with_name(self.status_file.name + ".tmp")
-        tmp.write_text(json.dumps(self._status, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.status_file)
+        atomic_write(self.status_file, json.dumps(self._status, indent=2) + "\n")
 
 
 def _born(root: Path) -> bool:
