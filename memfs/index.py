@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import os
 import re
 import shutil
 import uuid

@@ -8,8 +8,6 @@ outside the memory layout (and ``system/`` for dreaming), writes each file atomi
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath

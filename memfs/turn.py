@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memfs import history
+from memfs.atomic import atomic_write
 from memfs.compaction import CompactionEvent, pending_events, split_window, write_event
 from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
 from memfs.history import Message
 from memfs.ids import check_id
-from memfs.atomic import atomic_write
 from memfs.tokens import count_tokens
 from memfs.window import current_window
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import click
 
 from memfs.cli.common import State, cli, console, err_console, pass_state, print_json, warn
 from memfs.errors import BadInputError
+from memfs.history import json_object_line
 
 
 def read_transcript(path: Path) -> list[dict[str, Any]]:
@@ -29,12 +29,7 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInputError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise BadInputError(f"{path}: line {number}: must be a JSON object")
+        record = json_object_line(line, f"{path}: line {number}")
         for key in ("role", "content"):
             if key not in record:
                 raise BadInputError(f"{path}: line {number}: {key}: is required")
