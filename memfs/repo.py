@@ -40,12 +40,18 @@ class PairRepo:
         return repo
 
     @classmethod
-    def create(cls, root: Path, user: str, character: str) -> tuple[PairRepo, bool]:
-        """Create the pair (idempotent). Returns the repo and whether anything was created."""
+    def create(cls, root: Path, user: str, character: str, *, user_name: str | None = None,
+               character_name: str | None = None) -> tuple[PairRepo, bool]:
+        """Create the pair (idempotent). Returns the repo and whether anything was created.
+
+        ``user_name`` and ``character_name`` are display names for the persona; ids are
+        not names (a user id may be ``u-4821`` or ``you``), so without a display name the
+        persona names nobody rather than the id."""
         check_id(user, "user id")
         check_id(character, "character id")
         if (root / ".git").exists():
             return cls.open(root), False
+        persona_text = persona(character_name or _name(character), user_name)
         try:
             if root.exists() and any(root.iterdir()):
                 raise BadInputError(f"{root}: exists and is not a memfs pair repository")
@@ -57,8 +63,7 @@ class PairRepo:
         hooks.install(root / ".git")
         repo = cls(root)
         files: dict[str, str | None] = {
-            "system/persona.md": read_template("pair/system/persona.md").format(
-                user=_name(user), character=_name(character)),
+            "system/persona.md": persona_text,
             "system/pins.md": read_template("pair/system/pins.md"),
             "summary.md": "",
             "cards/.gitkeep": "",
@@ -148,6 +153,16 @@ class PairRepo:
                 raise BadInputError("; ".join(refusals)) from exc
             raise
         return run_git(work, "rev-parse", "HEAD").strip()
+
+
+def persona(character: str, user_name: str | None) -> str:
+    """A new pair's ``system/persona.md`` (the person edits it from then on)."""
+    for label, value in (("character name", character), ("user name", user_name)):
+        if value is not None and (not value.strip() or "\n" in value or len(value) > 80):
+            raise BadInputError(f"{label}: must be one line of 1-80 characters")
+    to_user = f" to {user_name.strip()}" if user_name else ""
+    return read_template("pair/system/persona.md").format(character=character.strip(),
+                                                          to_user=to_user)
 
 
 def _name(identifier: str) -> str:
