@@ -83,9 +83,16 @@ _LEANS = re.compile(r"^\W*(?:(?:and|but|so|yeah|also|oh)\s+)?(?:he|she|they|it|i
                     r"his|her|their|that|this|there)\b", re.IGNORECASE)
 
 
+_OBJECT = re.compile(r"\b(?:it|that|this|them|one)\b(?!')", re.IGNORECASE)
+
+
 def leans_on_previous(sentence: str) -> bool:
-    """Does the sentence start with a pronoun that only the sentence before it explains?"""
-    return _LEANS.search(sentence) is not None
+    """Does the sentence need the one before it: it starts with a pronoun, or a short sentence
+    with no name points at "it/that/this" ("remind me to sort that out by Saturday")?"""
+    if _LEANS.search(sentence):
+        return True
+    short = len(sentence.split()) <= 10 and not re.search(r"(?<!^)\b[A-Z][a-z]+", sentence)
+    return short and _OBJECT.search(sentence) is not None
 
 
 def first_clause_text(text: str, limit: int = 240) -> str:

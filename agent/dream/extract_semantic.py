@@ -36,7 +36,7 @@ from memfs.agent.dream.cardtext import (
     speaks_of_user,
     write_body,
 )
-from memfs.agent.dream.dates import DateHit, find_date
+from memfs.agent.dream.dates import DateHit, find_date, looks_past
 from memfs.agent.dream.ops import (
     CloseOp,
     ExpireOp,
@@ -48,6 +48,7 @@ from memfs.agent.dream.ops import (
     WriteOp,
 )
 from memfs.agent.dream.prototypes import Prototypes, Scores, Thresholds, load_prototypes
+from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import first_person, names_in
 from memfs.agent.dream.summary import rewrite_summary
 
@@ -154,12 +155,18 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
                 card = active[plans[int(sims.argmax())]]
                 closes.append(CloseOp(id=card.id, reason=f"cancelled or done: {unit.sentence[:120]}"))
             continue
-        plan = _plan(unit, vec, scores, th)
+        if _speculative(unit.sentence) and best != "boundary":
+            continue
+        standing = score >= th.accept and score - neg_score >= th.margin
+        plan = None if standing and best in ("job", "home") else _plan(unit, vec, scores, th)
         if plan is not None:
             cands.append(plan)
-        if score < th.accept or score - neg_score < th.margin or best in ("plan", "cancel"):
+        if not standing or best in ("plan", "cancel"):
             continue
         if plan is not None and best not in ("family", "partner"):
+            continue
+        if best == "emotion":
+            _raise_salience(cands, unit.msg)
             continue
         cls = protos.classes[best]
         mine = speaks_of_user(unit.sentence)
@@ -177,9 +184,23 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
     return cands, closes
 
 
+def _speculative(sentence: str) -> bool:
+    """Hypotheticals and hedges ("if I had a cat", "I might apply") state nothing yet."""
+    return HYPOTHETICAL.search(sentence) is not None or HEDGE.search(sentence) is not None
+
+
+def _raise_salience(cands: list[Cand], msg: MessageLike) -> None:
+    """A strong feeling is not a card of its own; it makes what it is about matter more."""
+    for c in cands[-3:]:
+        if c.msg.session == msg.session and msg.turn - c.msg.turn <= 4:
+            c.salience = max(c.salience, 0.9)
+
+
 def _plan(unit: Unit, vec: np.ndarray, scores: Scores, th: Thresholds) -> Cand | None:
     hit, day = unit.date, unit.msg.ts.date()
-    if hit is None or hit.past or hit.end <= day:
+    if hit is None or hit.past or hit.end <= day or looks_past(unit.text):
+        return None
+    if re.search(rf"\b(?:every|each)\s+(?:other\s+)?{re.escape(hit.phrase)}", unit.text, re.IGNORECASE):
         return None
     if scores["plan"] < th.plan or scores["neg_hedge"] > scores["plan"] or scores["neg_hypothetical"] > scores["plan"]:
         return None
@@ -210,8 +231,8 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
     single slot."""
     out: list[Cand] = []
     for c in cands:
-        same = next((o for o in out if o.cls == c.cls and (
-            float(o.vector @ c.vector) >= th.duplicate or o.msg is c.msg and o.cls != "plan"
+        same = next((o for o in out if (o.cls == c.cls or o.msg is c.msg and o.type == c.type) and (
+            float(o.vector @ c.vector) >= th.duplicate or o.msg is c.msg and o.type == c.type and o.cls != "plan"
             or (o.cls == "plan" and o.expires == c.expires and float(o.vector @ c.vector) >= th.supersede))), None)
         if same is None:
             out.append(c)

@@ -281,14 +281,35 @@ def format_table(report: Report) -> str:
     return "\n".join(rows)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the offline extractor's scores: a table, then one JSON line."""
-    from memfs.agent.dream.extract_offline import extract_offline
+def make(name: str) -> Extractor:
+    """``rules`` (the phrase rules alone), ``semantic`` (the embedding extractor alone) or
+    ``offline`` (what dreaming uses offline: the embedding extractor fronting the rules)."""
+    from memfs.agent.dream.extract_offline import OfflineExtractor, extract_offline
 
-    verbose = bool(argv) and "-v" in argv  # type: ignore[operator]
-    report = score_extraction(extract_offline, load_dataset())
+    if name == "rules":
+        return extract_offline
+    from memfs.embed import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    if name == "semantic":
+        from memfs.agent.dream.extract_semantic import SemanticExtractor
+
+        return SemanticExtractor(embedder)
+    if name == "offline":
+        return OfflineExtractor(embedder)
+    raise BadInputError(f"--extractor: one of rules, semantic, offline (got {name!r})")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print an offline extractor's scores: a table, then one JSON line.
+
+    ``-v`` lists every extra, missed and false card; ``--extractor rules|semantic|offline``
+    (default ``offline``, the real model)."""
+    args = list(argv or [])
+    name = args[args.index("--extractor") + 1] if "--extractor" in args else "offline"
+    report = score_extraction(make(name), load_dataset())
     print(format_table(report))
-    if verbose:
+    if "-v" in args:
         for w in report.windows:
             for line in w.unmatched_produced:
                 print(f"  {w.id} EXTRA  {line}")
@@ -296,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {w.id} MISSED {line}")
             for line in w.false_cards:
                 print(f"  {w.id} FALSE  {line}")
-    print(json.dumps({"extractor": "offline", **report.as_json()}))
+    print(json.dumps({"extractor": name, **report.as_json()}))
     return 0
 
 
