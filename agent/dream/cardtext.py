@@ -13,10 +13,9 @@ into units (sentences, and clauses of long sentences), and whose fact a sentence
 
 from __future__ import annotations
 
-import calendar
 import re
 
-from memfs.agent.dream.dates import MONTH_RE, DateHit, with_dates
+from memfs.agent.dream.dates import DateHit, with_dates
 from memfs.agent.dream.rules.text import sentences, third_person, tidy
 
 _CHAT = {"im": "I'm", "ive": "I've", "ill": "I'll", "dont": "don't", "cant": "can't", "wont": "won't",
@@ -100,28 +99,8 @@ def first_clause_text(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-_ABSOLUTE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?: of)? (?:{MONTH_RE})\b|\b(?:{MONTH_RE})\.? \d{{1,2}}"
-                       r"(?:st|nd|rd|th)?\b", re.IGNORECASE)
-
-
 def dated(text: str, hit: DateHit | None) -> str:
-    """Resolve the sentence's date once: a relative phrase keeps the user's words and gains the
-    day ("next Friday (Friday 2027-10-08)"); an absolute day and month (with a year after it, if
-    the user gave one) becomes "Saturday 16 October 2027"; anything else is left as said."""
-    if hit is None or hit.phrase not in text:
-        return text
-    if hit.start == hit.end and _ABSOLUTE.search(hit.phrase):
-        at = text.find(hit.phrase)
-        end = at + len(hit.phrase)
-        year = re.match(r",? (\d{4})\b", text[end:])
-        if year:
-            end += year.end()
-        lead = re.search(r"(?:(?:on )?(?:the )?(?:mon|tues|wednes|thurs|fri|satur|sun)day,? (?:the )?)$",
-                         text[:at], re.IGNORECASE)
-        start = at - len(lead.group(0)) + (3 if lead.group(0).lower().startswith("on ") else 0) if lead else at
-        day = hit.start
-        label = f"{calendar.day_name[day.weekday()]} {day.day} {calendar.month_name[day.month]} {day.year}"
-        return text[:start] + label + text[end:]
+    """The sentence with its date resolved once (see ``dates.with_dates``)."""
     return with_dates(text, hit)
 
 

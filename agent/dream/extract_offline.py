@@ -63,9 +63,7 @@ def _plan_dup(c: Candidate, card: Card) -> bool:
 
 
 def _draft(c: Candidate, old: Card | None = None) -> dict[str, object]:
-    body = c.body
-    if old is not None and (c.ends or c.value == "died" or c.slot == ("job", "")) and "Previously:" not in body:
-        body = f"{body} Previously: {old.body}"
+    body = c.body  # a superseding card reads as a fact on its own; ``supersedes`` links the old one
     entities = ("user", *c.entities[1:], *(old.entities[1:] if old is not None and c.ends else ()))
     return {"type": c.type, "body": body, "entities": tuple(dict.fromkeys(entities)),
             "salience": round(c.salience, 2), "valid_from": c.valid_from, "expires": c.expires,

@@ -195,7 +195,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         summary = _read(tree.path / "summary.md")
         extraction = due_expiries(extractor(window, active, summary, now), active, now.date())
         apply_ops(pair.repo, tree.path, extraction, {c.id: c for c in cards}, now, event,
-                  result.notes)
+                  result.notes, window=window)
         result.commits = worktree.branch_subjects(root, tree)
         if not result.commits:
             _nothing_kept(pair, tree, event)
