@@ -64,6 +64,8 @@ def _plan_dup(c: Candidate, card: Card) -> bool:
 
 def _draft(c: Candidate, old: Card | None = None) -> dict[str, object]:
     body = c.body  # a superseding card reads as a fact on its own; ``supersedes`` links the old one
+    if old is not None and (c.ends or c.value == "died"):
+        body = f"{body.rstrip('.')} (what ended: {old.body.rstrip('.')[:1].lower()}{old.body.rstrip('.')[1:]})."
     entities = ("user", *c.entities[1:], *(old.entities[1:] if old is not None and c.ends else ()))
     return {"type": c.type, "body": body, "entities": tuple(dict.fromkeys(entities)),
             "salience": round(c.salience, 2), "valid_from": c.valid_from, "expires": c.expires,

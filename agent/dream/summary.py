@@ -100,6 +100,7 @@ def compose_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[
     line for this window (``story``, when a model wrote it), then the open plans."""
     summary = parse_summary(previous)
     summary.profile = _updated_profile(summary.profile, ops, active)
+    summary.story = _without_replaced(summary.story, ops, active)
     summary.story += _story_lines(window, ops, story)
     plans = _open_plans(ops, active, today)
     _fit(summary, plans, limit)
@@ -126,6 +127,13 @@ def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]
             continue
         out.insert(at if at is not None and at <= len(out) else len(out), new)
     return out
+
+
+def _without_replaced(lines: list[str], ops: Sequence[Op], active: Sequence[Card]) -> list[str]:
+    """A story line that repeated a card this dream supersedes stops asserting it."""
+    replaced = [c.body for c in active if c.id in {t for op in ops if isinstance(op, (SupersedeOp, MergeOp))
+                                                   for t in op_targets(op)}]
+    return [line for line in lines if not any(_from_card(line.split(": ", 1)[-1], body) for body in replaced)]
 
 
 def _from_card(line: str, body: str) -> bool:
