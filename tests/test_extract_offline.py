@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from memfs.agent.dream.summary import SUMMARY_MAX_CHARS
 from memfs.agent.dream.extract_offline import extract_offline, find_date
 from memfs.agent.dream.ops import CloseOp, ExpireOp, Extraction, MergeOp, SupersedeOp, WriteOp
+from memfs.agent.dream.summary import SUMMARY_MAX_CHARS
 
 from memfs.cards import Card
 from memfs.history import Message as Msg

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-
 from memfs.agent.dream import extraction_eval as ev
 from memfs.agent.dream.extract_semantic import SemanticExtractor
-from memfs.agent.dream.prototypes import Thresholds, load_prototypes
+from memfs.agent.dream.prototypes import load_prototypes
+
 from memfs.embed import Embedder, Vectors
 
 HELD_OUT = frozenset({"blind7", "misleading"})
@@ -44,17 +44,17 @@ def tune_windows() -> list[ev.EvalWindow]:
     return [w for w in ev.load_dataset() if w.split not in HELD_OUT]
 
 
-def calibrate(embedder: Embedder, grid: dict[str, Sequence[float]] = GRID) -> list[dict[str, object]]:
+def calibrate(embedder: Embedder, grid: Mapping[str, Sequence[float]] = GRID) -> list[dict[str, object]]:
     """Every grid point's scores on the tune splits, best first (F1, then precision)."""
     memo = MemoEmbedder(embedder)
     windows = tune_windows()
     base = load_prototypes(memo).thresholds
-    rows = []
+    rows: list[dict[str, object]] = []
     for values in itertools.product(*grid.values()):
         th = base.with_(**dict(zip(grid, values, strict=True)))
         numbers = ev.score_extraction(SemanticExtractor(memo, th), windows).as_json()["all"]
         rows.append({"thresholds": dict(zip(grid, values, strict=True)), **numbers})
-    rows.sort(key=lambda r: (r["false_cards"] == 0, r["f1"], r["precision"]), reverse=True)  # type: ignore[arg-type]
+    rows.sort(key=lambda r: (r["false_cards"] == 0, float(str(r["f1"])), float(str(r["precision"]))), reverse=True)
     return rows
 
 

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from memfs.agent.dream.cardtext import (
     clauses,
     first_person_anywhere,
@@ -275,9 +274,9 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
         single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner")
-        if single or (same_slot and float(sims[i]) >= th.supersede):
-            if best is None or float(sims[i]) > best[0]:
-                best = (float(sims[i]), card)
+        wins = single or (same_slot and float(sims[i]) >= th.supersede)
+        if wins and (best is None or float(sims[i]) > best[0]):
+            best = (float(sims[i]), card)
     return best[1] if best else None
 
 

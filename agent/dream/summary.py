@@ -73,7 +73,8 @@ def parse_summary(text: str) -> Summary:
 
 
 def _legacy(text: str) -> Summary:
-    out, prose, in_plans = Summary(), [], False
+    out, in_plans = Summary(), False
+    prose: list[str] = []
     for raw in [*text.splitlines(), ""]:
         line = raw.strip()
         if line.startswith("- ") or not line or line == "Open plans:":
