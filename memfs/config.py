@@ -42,6 +42,8 @@ class Config:
     llm_model: str | None = None
     dream_provider: str | None = None
     dream_model: str | None = None
+    queue: str | None = None
+    """Where a server's dreams go: none = its own thread pool; ``redis://...`` = Celery."""
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -55,6 +57,7 @@ _ENV = {
     "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
     "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
     "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
+    "MEMFS_QUEUE": "queue",
 }
 
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import click
 
+from memfs import documents
 from memfs.cli.common import State, cli, console, pass_state, print_json
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def init(state: State) -> None:
+def init(state: State, as_json: bool) -> None:
     """Create the pair repository (running it again changes nothing)."""
     pair = state.pair_handle()
     created = pair.init()
+    if as_json:
+        print_json(documents.pair(pair.user, pair.character, str(pair.root), created))
+        return
     verb = "created" if created else "already exists:"
     console.print(f"{verb} {pair.root}")
 
@@ -25,8 +30,7 @@ def check(state: State, as_json: bool) -> None:
     pair = state.pair()
     problems = pair.check()
     if as_json:
-        print_json({"ok": not problems, "problems": [{"path": p.path, "reason": p.reason}
-                                                       for p in problems]})
+        print_json(documents.check(problems))
     else:
         for problem in problems:
             click.echo(f"{problem.path}: {problem.reason}")
