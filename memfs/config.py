@@ -46,6 +46,8 @@ class Config:
     dream_merge: str = "auto"
     """``auto``: a finished dream is merged into main at once. ``review``: it waits on its
     ``dream/...`` branch as a proposal until the user accepts or rejects it."""
+    queue: str | None = None
+    """Where a server's dreams go: none = its own thread pool; ``redis://...`` = Celery."""
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -59,7 +61,7 @@ _ENV = {
     "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
     "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
     "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
-    "MEMFS_DREAM_MERGE": "dream_merge",
+    "MEMFS_DREAM_MERGE": "dream_merge", "MEMFS_QUEUE": "queue",
 }
 
 

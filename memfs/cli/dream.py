@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from rich.markup import escape
 
+from memfs import documents
 from memfs.cli.common import State, cli, console, pass_state, print_json
 from memfs.store import MemoryPair
 
@@ -24,7 +25,7 @@ def dream(state: State, as_json: bool, wait: float, no_wait: bool) -> None:
     pair = state.pair()
     run = run_pending(pair, wait=0.0 if no_wait else wait)
     if as_json:
-        print_json({"busy": run.busy, "dreams": [r.to_json() for r in run.results]})
+        print_json(documents.dream(run.busy, run.results))
     elif run.busy:
         status = read_status(pair.root) or {}
         detail = f" (pid {status['pid']}, event {status.get('event')})" if status else ""
