@@ -171,7 +171,8 @@ def _readers(root: Path, *revs: str) -> Iterator[list[Reader]]:
     """One in-process reader of file text per commit or tree (no ``git show`` per file)."""
     repo = git.Repo(root)
     try:
-        trees = [repo.rev_parse(f"{rev}^{{tree}}") for rev in revs]
+        shas = [repo.rev_parse(f"{rev}^{{tree}}").binsha for rev in revs]
+        trees = [git.Tree(repo, sha, git.Tree.tree_id << 12, "") for sha in shas]
         yield [_tree_reader(tree) for tree in trees]
     finally:
         repo.close()

@@ -111,3 +111,13 @@ def check(problems: Iterable[Problem]) -> Document:
 def dream(busy: bool, results: Iterable[HasJson]) -> Document:
     """``dream --json``: ``busy`` when another dream of the pair held its lock."""
     return {"busy": busy, "dreams": [r.to_json() for r in results]}
+
+
+def proposals(found: Iterable[Document]) -> Document:
+    """``dream --list --json``: the dreams waiting for review (``Proposal.to_json``)."""
+    return {"proposals": list(found)}
+
+
+def reviewed(proposal: str, verb: str, commit: str) -> Document:
+    """``dream --accept/--reject ID --json``: ``verb`` is accepted | rejected."""
+    return {"proposal": proposal, "action": verb, "commit": commit}

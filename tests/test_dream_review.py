@@ -4,6 +4,7 @@ accepts it (the usual dream merge) or rejects it (its window counts as dreamed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from memfs.agent.dream import review, worktree
@@ -168,3 +169,29 @@ def test_the_setting_is_validated(tmp_path: Path) -> None:
     assert load_config({}, str(tmp_path)).dream_merge == "auto"
     with pytest.raises(BadInputError, match="dream_merge: must be one of auto, review"):
         load_config({"MEMFS_DREAM_MERGE": "sometimes"}, str(tmp_path))
+
+
+def test_the_cli_lists_accepts_and_rejects(rpair: MemoryPair, run_cli: Any,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMFS_DREAM_MERGE", "review")
+    first = dream(rpair)
+    chat(rpair, ["I started learning Portuguese.", "Boa sorte!"])
+    out = run_cli("-u", "alex", "-c", "mira", "dream", "--json")
+    [second] = [d for d in out.json()["dreams"] if d["status"] == "proposed"]
+
+    listed = run_cli("-u", "alex", "-c", "mira", "dream", "--list", "--json").json()
+    assert [p["id"] for p in listed["proposals"]] == [first, second["event"]]
+    assert listed["proposals"][0]["changes"]["superseded"][0]["old"]["id"] == "c-meet01"
+    human = run_cli("-u", "alex", "-c", "mira", "dream", "--list")
+    assert "~ c-meet01 -> " in human.out and "+ new card" in human.out
+
+    accepted = run_cli("-u", "alex", "-c", "mira", "dream", "--accept", first, "--json").json()
+    assert accepted == {"proposal": first, "action": "accepted", "commit": rpair.log(1)[0].sha}
+    rejected = run_cli("-u", "alex", "-c", "mira", "dream", "--reject", second["event"])
+    assert rejected.code == 0 and f"rejected {second['event']}" in rejected.out
+    assert rpair.log(1)[0].author == "user" and rpair.log(2)[1].is_dream
+
+    again = run_cli("-u", "alex", "-c", "mira", "dream", "--accept", first)
+    assert again.code == 2 and "no such dream waiting for review" in again.err
+    both = run_cli("-u", "alex", "-c", "mira", "dream", "--list", "--reject", first)
+    assert both.code == 2
