@@ -23,16 +23,19 @@ from memfs.server.guard import DEFAULT_MAX_BODY
 @pass_state
 def serve(state: State, bind: str, port: int, max_pairs: int, queue: str | None,
           workers: int | None, max_body: int) -> None:
-    """HTTP API under /v1 (OpenAPI at /docs) and MCP at /v1/pairs/{user}/{character}/mcp."""
+    """HTTP API under /v1 (OpenAPI at /docs), MCP at /v1/pairs/{user}/{character}/mcp and
+    the memory inspector at /ui/."""
     from memfs.server.run import build_host, serve
+    from memfs.ui import create_app
 
     host = build_host(state.config, bind, max_pairs=max_pairs, queue=queue, workers=workers)
     if host.allow_open and not host.keys:
         err_console.print("[yellow]no API keys exist: serving open on loopback (every local "
                           "caller is admin); `memfs key add --user USER` turns keys on[/yellow]")
     err_console.print(f"memfs serving {state.config.home} on http://{bind}:{port}/v1 "
-                      f"(docs: http://{bind}:{port}/docs)", markup=False, highlight=False)
-    serve(host, bind, port, max_body=max_body)
+                      f"(docs: http://{bind}:{port}/docs, inspector: http://{bind}:{port}/ui/)",
+                      markup=False, highlight=False)
+    serve(host, bind, port, max_body=max_body, app=create_app(host, max_body=max_body))
 
 
 @cli.command("mcp")

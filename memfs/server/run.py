@@ -9,6 +9,7 @@ it stops being open as soon as the first key is added.
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING
 
 from memfs.app import MemoryStore
 from memfs.config import Config
@@ -17,6 +18,9 @@ from memfs.keys import KeyStore
 from memfs.runtime.host import DEFAULT_MAX_PAIRS, Host
 from memfs.runtime.queues import make_queue
 from memfs.server.guard import DEFAULT_MAX_BODY
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 GRACE_SECONDS = 30
 """How long a shutdown waits for in-flight requests before closing their connections."""
@@ -46,12 +50,15 @@ def build_host(config: Config, bind: str, *, max_pairs: int = DEFAULT_MAX_PAIRS,
 
 
 def serve(host: Host, bind: str, port: int, *, max_body: int = DEFAULT_MAX_BODY,
-          log_level: str = "info") -> None:
-    """Run until SIGINT/SIGTERM: in-flight requests finish, then the dream queue stops."""
+          log_level: str = "info", app: FastAPI | None = None) -> None:
+    """Run until SIGINT/SIGTERM: in-flight requests finish, then the dream queue stops.
+
+    ``app``: an application built on ``create_app(host)`` with more mounted (``memfs serve``
+    passes the one with the inspector); default, the API alone."""
     import uvicorn
 
     from memfs.server.app import create_app
 
-    app = create_app(host, max_body=max_body)
+    app = app or create_app(host, max_body=max_body)
     uvicorn.run(app, host=bind, port=port, log_level=log_level,
                 timeout_graceful_shutdown=GRACE_SECONDS)
