@@ -11,8 +11,8 @@ from memfs.errors import BadInputError, ConflictError
 from memfs.explain import explain
 from memfs.gitio import AGENT, USER, run_git
 from memfs.search import SearchHit
-from memfs.stories import source_messages, story
 from memfs.store import MemoryPair
+from memfs.stories import source_messages, story
 from memfs.timeline import timeline
 from memfs.undo import preview_revert
 from tests._fakes_dream import NOW, SESSION, ScriptedExtractor, chat, write_op
