@@ -133,7 +133,9 @@ def ask(request: Request, user: str, character: str,
         message: Annotated[str, Query(max_length=8000)] = "") -> HTMLResponse:
     """Search with the per-signal explanation, and what the model would see for a message."""
     if q.strip() or message.strip():
-        get_host(request).embedder()
+        host = get_host(request)
+        host.allow(principal(request), user, character)  # before the model, not after
+        host.embedder()
     with open_pair(request, user, character) as pair:
         hits = pair.search(q, k=8, include_stale=True, explain=True) if q.strip() else []
         ctx = pair.context(message) if message.strip() else None
