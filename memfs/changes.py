@@ -60,6 +60,12 @@ class ChangeSet:
     files: list[str] = field(default_factory=list)
 
     @property
+    def fresh(self) -> list[Card]:
+        """Written cards that are not shown as the replacement of a superseded one."""
+        replacing = {s.by.id for s in self.superseded if s.by}
+        return [c for c in self.written if c.id not in replacing]
+
+    @property
     def summary_changed(self) -> bool:
         return self.summary_before != self.summary_after
 
