@@ -45,4 +45,4 @@ def mcp_cmd(state: State) -> None:
     from memfs.mcp.stdio import run_stdio
 
     pair = state.pair()
-    run_stdio(state.store, pair.user, pair.character)
+    run_stdio(state.config, pair.user, pair.character)

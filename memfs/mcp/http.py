@@ -16,13 +16,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
-from memfs.errors import MemfsError, NotARepoError
+from memfs.errors import MemfsError
 from memfs.mcp import build_server
 from memfs.mcp.tools import PairRef
-from memfs.runtime.host import Host
+from memfs.runtime.host import Host, MissingPairError
 from memfs.runtime.http import error_document, field_for, status_for
 
 PATH = "/v1/pairs/{user}/{character}/mcp"
@@ -39,13 +40,17 @@ class McpMount:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.server = build_server(host, resolve)
+        self.manager = self._new_manager()
+
+    def _new_manager(self) -> StreamableHTTPSessionManager:
+        """A fresh SDK session manager (one runs once: an app started twice needs two)."""
         loopback = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
         security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=host.allow_open, allowed_hosts=loopback,
+            enable_dns_rebinding_protection=self.host.allow_open, allowed_hosts=loopback,
             allowed_origins=[f"http://{h}" for h in loopback])
         self.server.streamable_http_app(stateless_http=True, json_response=True,
                                         transport_security=security)
-        self.manager = self.server.session_manager
+        return self.server.session_manager
 
     def install(self, app: FastAPI) -> None:
         app.router.routes.append(Route(PATH, endpoint=self, methods=["GET", "POST", "DELETE"],
@@ -53,6 +58,7 @@ class McpMount:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
+        self.manager = self._new_manager()
         async with self.manager.run():
             yield
 
@@ -71,8 +77,7 @@ class McpMount:
         who = self.host.principal(authorization)
         self.host.allow(who, user, character)
         if not (self.host.store.home / user / character / ".git").is_dir():
-            raise NotARepoError(f"pair {user}/{character} does not exist "
-                                f"(create it: PUT /v1/pairs/{user}/{character})")
+            raise MissingPairError(user, character)
         return who, user, character
 
 

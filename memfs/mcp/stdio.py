@@ -10,13 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from memfs.app import MemoryStore
+from memfs.config import Config
 from memfs.mcp import build_server
 from memfs.mcp.tools import PairRef
 from memfs.runtime.host import Host, OpenAccess
+from memfs.runtime.model import SharedEmbedder
 
 
-def run_stdio(store: MemoryStore, user: str, character: str) -> None:
+def run_stdio(config: Config, user: str, character: str) -> None:
     """Serve the pair until the client closes stdin."""
+    store = MemoryStore(config.home, config=config, embedder=SharedEmbedder(config.embed_model))
     host = Host(store, allow_open=True)
     ref: PairRef = (OpenAccess(), user, character)
 

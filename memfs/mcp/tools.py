@@ -110,7 +110,6 @@ K = Annotated[int, Field(ge=1, le=100, description="How many hits.")]
 def memory_context(message: Text, ctx: Context[Any, Any]) -> Doc:
     """What you should see for the user's new message: system/ (persona, pins), the
     summary, memories retrieved for it, and the recent messages, within the budget."""
-    ctx.mcp_server.host.embedder()  # type: ignore[attr-defined]
     with open_pair(ctx) as pair:
         return documents.context(pair.context(message))
 
@@ -120,7 +119,6 @@ def search_memory(query: Text, ctx: Context[Any, Any], k: K = 5,
                   include_stale: bool = False) -> Doc:
     """Search memory cards, the summary and past messages; outdated cards only with
     include_stale (they are marked)."""
-    ctx.mcp_server.host.embedder()  # type: ignore[attr-defined]
     with open_pair(ctx) as pair:
         return documents.search(query, pair.search(query, k=k, include_stale=include_stale))
 

@@ -10,8 +10,9 @@ Every HTTP request and MCP tool call goes through ``Host.pair(key, user, charact
    parallel. Across processes the pair's ``flock`` (``memfs/lock.py``) still applies,
    so a ``memfs pin add`` in a terminal and the server never interleave a write.
 
-The embedding model is the store's, loaded once under a lock; the warm pair indexes are
-bounded by ``max_pairs`` (least recently used dropped; reloaded from their snapshot).
+The embedding model is the store's (``SharedEmbedder`` in a server: loaded once, on first
+need); the warm pair indexes are bounded by ``max_pairs`` (least recently used dropped;
+reloaded from their snapshot).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from memfs.keys import KeyStore
 
 if TYPE_CHECKING:
     from memfs.app import MemoryStore
-    from memfs.embed import Embedder
     from memfs.store import MemoryPair
 
 DEFAULT_MAX_PAIRS = 64
@@ -60,6 +60,16 @@ class FieldInvalidIdError(InvalidIdError):
         self.field = field
 
 
+class MissingPairError(NotARepoError):
+    """The pair named in a request has no repository (yet)."""
+
+    field = "character"
+
+    def __init__(self, user: str, character: str) -> None:
+        super().__init__(f"pair {user}/{character} does not exist "
+                         f"(create it: PUT /v1/pairs/{user}/{character})")
+
+
 def check_pair_ids(user: str, character: str) -> None:
     for value, field in ((user, "user"), (character, "character")):
         try:
@@ -83,7 +93,6 @@ class Host:
         """With no keys at all, let every caller in (only ever set for a loopback bind)."""
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        self._model_lock = threading.Lock()
 
     def principal(self, authorization: str | None) -> Principal:
         """Who sent ``Authorization: Bearer <key>`` (``NoKeyError`` when nobody valid)."""
@@ -98,16 +107,11 @@ class Host:
             raise NoKeyError("unknown or removed API key")
         return record
 
-    def embedder(self) -> Embedder:
-        """The one embedding model, loaded by the first request that needs it."""
-        with self._model_lock:
-            return self.store.embedder
-
     def allow(self, who: Principal, user: str, character: str) -> None:
         """Ids valid and the key for this user, or raise (nothing on disk is touched)."""
         check_pair_ids(user, character)
         if not who.can_see(user):
-            raise AccessError(f"this key may not reach user {user!r}'s memory")
+            raise AccessError(f"this key may not reach the memory of user {user!r}")
 
     @contextmanager
     def pair(self, who: Principal, user: str, character: str, *,
@@ -118,8 +122,7 @@ class Host:
         with self._lock(user, character) if locked else nullcontext():
             pair = self.store.pair(user, character, create=False)
             if not (pair.root / ".git").is_dir():
-                raise NotARepoError(f"pair {user}/{character} does not exist "
-                                    f"(create it: PUT /v1/pairs/{user}/{character})")
+                raise MissingPairError(user, character)
             yield pair
 
     def init(self, who: Principal, user: str, character: str) -> tuple[MemoryPair, bool]:

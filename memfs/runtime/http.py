@@ -54,6 +54,8 @@ def field_for(exc: MemfsError, default: str | None = None) -> str | None:
         return match[1]
     if isinstance(exc, NoKeyError):
         return "authorization"
+    if isinstance(exc, AccessError):
+        return "user"
     return default
 
 

@@ -54,7 +54,7 @@ def json_error(status: int, message: str, field: str | None) -> JSONResponse:
     return JSONResponse(error_document(message, field), status_code=status)
 
 
-def _memfs_error(request: Request, exc: Exception) -> JSONResponse:
+async def _memfs_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemfsError)
     status = status_for(exc)
     if status >= 500:
@@ -66,12 +66,12 @@ def _memfs_error(request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
-def _api_error(request: Request, exc: Exception) -> JSONResponse:
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     return json_error(exc.status, str(exc), exc.field)
 
 
-def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     first: dict[str, Any] = dict(exc.errors()[0]) if exc.errors() else {}
     kind = first.get("type", "")
@@ -99,7 +99,7 @@ def loc_field(loc: Sequence[Any]) -> str:
     return out or "body"
 
 
-def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
         return json_error(404, f"no such endpoint: {request.method} {request.url.path}", "path")

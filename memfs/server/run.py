@@ -16,6 +16,7 @@ from memfs.config import Config
 from memfs.errors import BadInputError
 from memfs.keys import KeyStore
 from memfs.runtime.host import DEFAULT_MAX_PAIRS, Host
+from memfs.runtime.model import SharedEmbedder
 from memfs.runtime.queues import make_queue
 from memfs.server.guard import DEFAULT_MAX_BODY
 
@@ -44,7 +45,7 @@ def build_host(config: Config, bind: str, *, max_pairs: int = DEFAULT_MAX_PAIRS,
         raise BadInputError(f"--host {bind}: refusing to listen beyond loopback with no API "
                             "keys (anyone who can reach the port could read every memory); "
                             "add one with `memfs key add --user USER`, or bind 127.0.0.1")
-    store = MemoryStore(config.home, config=config,
+    store = MemoryStore(config.home, config=config, embedder=SharedEmbedder(config.embed_model),
                         queue=make_queue(queue or config.queue, workers=workers))
     return Host(store, max_pairs=max_pairs, keys=keys, allow_open=loopback)
 
