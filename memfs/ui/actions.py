@@ -18,7 +18,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from memfs.agent.dream import review
 from memfs.errors import BadInputError, ConflictError, NoKeyError
-from memfs.ui.browser import check_csrf, check_key, forget_key, open_pair, remember_key
+from memfs.server.auth import HostDep
+from memfs.ui.browser import UiPair, check_csrf, check_key, forget_key, remember_key
 from memfs.ui.pages import pins_page
 from memfs.ui.render import page
 
@@ -28,10 +29,10 @@ Csrf = Annotated[str, Form(max_length=200)]
 Text = Annotated[str, Form(max_length=100_000)]
 
 
-def done(user: str, character: str, what: str, commit: str | None = None,
+def done(ref: tuple[object, str, str], what: str, commit: str | None = None,
          where: str = "") -> RedirectResponse:
     """Post/redirect/get: the page that shows the result, with a notice."""
-    url = f"/ui/{quote(user)}/{quote(character)}{where}?done={what}"
+    url = f"/ui/{quote(ref[1])}/{quote(ref[2])}{where}?done={what}"
     if commit:
         url += f"&commit={commit}"
     return RedirectResponse(url, status_code=303)
@@ -43,11 +44,11 @@ def login_form(request: Request, next: str = "/ui/") -> HTMLResponse:
 
 
 @router.post("/login")
-def login(request: Request, key: Annotated[str, Form(max_length=500)], csrf: Csrf,
-          next: Annotated[str, Form(max_length=2000)] = "/ui/") -> Response:
+def login(request: Request, host: HostDep, key: Annotated[str, Form(max_length=500)],
+          csrf: Csrf, next: Annotated[str, Form(max_length=2000)] = "/ui/") -> Response:
     check_csrf(request, csrf)
     try:
-        check_key(request, key)
+        check_key(host, key)
     except NoKeyError as exc:
         return page(request, "login.html", status=401, next=_local(next), error=str(exc))
     response = RedirectResponse(_local(next), status_code=303)
@@ -72,41 +73,41 @@ def _local(target: str) -> str:
 
 
 @router.post(PAIR + "/pins")
-def add_pin(request: Request, user: str, character: str, text: Text, csrf: Csrf) -> Response:
+def add_pin(request: Request, ref: UiPair, host: HostDep, text: Text, csrf: Csrf) -> Response:
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         try:
             sha = pair.pin(text)
         except BadInputError as exc:
             return pins_page(request, pair, status=400, add_error=str(exc), add_text=text)
-        return done(user, character, "pinned" if sha else "unchanged", sha, "/pins")
+        return done(ref, "pinned" if sha else "unchanged", sha, "/pins")
 
 
 @router.post(PAIR + "/pins/{number}/remove")
-def remove_pin(request: Request, user: str, character: str, number: int, text: Text,
+def remove_pin(request: Request, ref: UiPair, host: HostDep, number: int, text: Text,
                csrf: Csrf) -> Response:
     """Remove pin ``number``, if it is still the pin the page showed (``text``)."""
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         current = pair.pins()
         if not 1 <= number <= len(current) or current[number - 1] != text:
             raise ConflictError("the pins changed since this page was shown; nothing was "
                                 "removed (reload the pins page)")
         pair.unpin(number)
-        return done(user, character, "unpinned", pair.repo.head(), "/pins")
+        return done(ref, "unpinned", pair.repo.head(), "/pins")
 
 
 @router.post(PAIR + "/pins/edit")
-def edit_pins(request: Request, user: str, character: str, text: Text, base: Text,
+def edit_pins(request: Request, ref: UiPair, host: HostDep, text: Text, base: Text,
               csrf: Csrf) -> Response:
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         try:
             sha = pair.edit_pins(_lines(text), expected=_lines(base))
         except (BadInputError, ConflictError) as exc:
             return pins_page(request, pair, status=400 if isinstance(exc, BadInputError)
                              else 409, error=str(exc), draft=text)
-        return done(user, character, "edited" if sha else "unchanged", sha, "/pins")
+        return done(ref, "edited" if sha else "unchanged", sha, "/pins")
 
 
 def _lines(text: str) -> str:
@@ -119,35 +120,35 @@ def _lines(text: str) -> str:
 
 
 @router.post(PAIR + "/revert/{sha}")
-def revert(request: Request, user: str, character: str, sha: str, csrf: Csrf) -> Response:
+def revert(request: Request, ref: UiPair, host: HostDep, sha: str, csrf: Csrf) -> Response:
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         commit = pair.revert(sha)
-        return done(user, character, "reverted", commit, f"/commits/{commit}")
+        return done(ref, "reverted", commit, f"/commits/{commit}")
 
 
 @router.post(PAIR + "/cards/{card_id}/wrong")
-def mark_wrong(request: Request, user: str, character: str, card_id: str,
+def mark_wrong(request: Request, ref: UiPair, host: HostDep, card_id: str,
                csrf: Csrf) -> Response:
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         commit = pair.mark_wrong(card_id)
-        return done(user, character, "wrong", commit, f"/cards/{card_id}")
+        return done(ref, "wrong", commit, f"/cards/{card_id}")
 
 
 @router.post(PAIR + "/proposals/{proposal_id}/accept")
-def accept(request: Request, user: str, character: str, proposal_id: str,
+def accept(request: Request, ref: UiPair, host: HostDep, proposal_id: str,
            csrf: Csrf) -> Response:
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         commit = review.accept(pair, proposal_id)
-        return done(user, character, "accepted", commit, f"/commits/{commit}")
+        return done(ref, "accepted", commit, f"/commits/{commit}")
 
 
 @router.post(PAIR + "/proposals/{proposal_id}/reject")
-def reject(request: Request, user: str, character: str, proposal_id: str,
+def reject(request: Request, ref: UiPair, host: HostDep, proposal_id: str,
            csrf: Csrf) -> Response:
     check_csrf(request, csrf)
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         commit = review.reject(pair, proposal_id)
-        return done(user, character, "rejected", commit)
+        return done(ref, "rejected", commit)

@@ -23,20 +23,15 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Annotated
 from urllib.parse import urlsplit
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.responses import Response
 
-from memfs.errors import AccessError, NoKeyError
-from memfs.runtime.host import OpenAccess, Principal
-from memfs.server.auth import get_host
-
-if TYPE_CHECKING:
-    from memfs.store import MemoryPair
+from memfs.errors import AccessError
+from memfs.runtime.host import Host, OpenAccess, Principal
+from memfs.server.auth import HostDep, PairRef
 
 KEY_COOKIE = "memfs_key"
 CSRF_COOKIE = "memfs_csrf"
@@ -50,27 +45,37 @@ class CsrfError(AccessError):
     """A form post without this page's token, or from another site."""
 
 
-def principal(request: Request) -> Principal:
+def principal(request: Request, host: Host) -> Principal:
     """The caller, from ``Authorization`` or the login cookie (``NoKeyError`` if neither)."""
     header = request.headers.get("authorization")
     cookie = request.cookies.get(KEY_COOKIE)
-    who = get_host(request).principal(header or (f"Bearer {cookie}" if cookie else None))
+    who = host.principal(header or (f"Bearer {cookie}" if cookie else None))
     if isinstance(who, OpenAccess):
         _require_loopback(request)
     return who
 
 
-def check_key(request: Request, key: str) -> Principal:
+async def viewer(request: Request, host: HostDep) -> Principal:
+    """Dependency: who is at the browser. ``async`` like the API's ``authenticate``: a
+    refused request is answered on the event loop, never waiting for a worker thread."""
+    return principal(request, host)
+
+
+async def pair_view(user: str, character: str, host: HostDep,
+                    who: Annotated[Principal, Depends(viewer)]) -> PairRef:
+    """Dependency: the pair in the path, if this browser's key may see it (before any
+    file is touched); routes then open it with ``host.pair(*ref)``."""
+    host.allow(who, user, character)
+    return who, user, character
+
+
+Viewer = Annotated[Principal, Depends(viewer)]
+UiPair = Annotated[PairRef, Depends(pair_view)]
+
+
+def check_key(host: Host, key: str) -> Principal:
     """The principal of a key typed on the login page (``NoKeyError`` when it is not one)."""
-    return get_host(request).principal(f"Bearer {key.strip()}")
-
-
-@contextmanager
-def open_pair(request: Request, user: str, character: str) -> Iterator[MemoryPair]:
-    """The pair, if this browser's key may see it (ids checked, per-pair lock held)."""
-    host = get_host(request)
-    with host.pair(principal(request), user, character) as pair:
-        yield pair
+    return host.principal(f"Bearer {key.strip()}")
 
 
 def _require_loopback(request: Request) -> None:
@@ -126,7 +131,3 @@ def check_csrf(request: Request, sent: str | None) -> None:
     if not (cookie and sent and hmac.compare_digest(cookie, sent)):
         raise CsrfError("this form has expired or came from another page: reload the page "
                         "and try again (nothing was changed)")
-
-
-def is_logged_out(exc: Exception) -> bool:
-    return isinstance(exc, NoKeyError)

@@ -19,11 +19,11 @@ from memfs.agent.dream import review
 from memfs.cards import STATUSES
 from memfs.changes import commit_changes
 from memfs.explain import explain, layers
-from memfs.server.auth import get_host
+from memfs.server.auth import HostDep
 from memfs.store import MemoryPair
 from memfs.stories import source_messages, story
 from memfs.timeline import TimelineEntry, timeline
-from memfs.ui.browser import open_pair, principal
+from memfs.ui.browser import UiPair, Viewer
 from memfs.ui.render import page
 from memfs.undo import preview_revert
 
@@ -44,25 +44,23 @@ def nav(request: Request, pair: MemoryPair, section: str) -> dict[str, Any]:
 
 
 @router.get("/", response_class=HTMLResponse)
-def pairs(request: Request) -> HTMLResponse:
-    who = principal(request)
-    return page(request, "pairs.html", pairs=get_host(request).visible_pairs(who),
-                who=who.describe())
+def pairs(request: Request, host: HostDep, who: Viewer) -> HTMLResponse:
+    return page(request, "pairs.html", pairs=host.visible_pairs(who), who=who.describe())
 
 
 @router.get(PAIR, response_class=HTMLResponse)
-def home(request: Request, user: str, character: str,
+def home(request: Request, ref: UiPair, host: HostDep,
          p: Annotated[int, Query(ge=1, le=1_000_000)] = 1) -> HTMLResponse:
     """The timeline: every change, newest first, a page at a time."""
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         return page(request, "timeline.html", timeline=timeline(pair.repo, p),
                     proposals=review.proposals(pair), **nav(request, pair, "timeline"))
 
 
 @router.get(PAIR + "/commits/{sha}", response_class=HTMLResponse)
-def commit(request: Request, user: str, character: str, sha: str) -> HTMLResponse:
+def commit(request: Request, ref: UiPair, host: HostDep, sha: str) -> HTMLResponse:
     """What one commit did (a dream: its cards and summary), the raw diff one click away."""
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         full = revisions.resolve(pair.repo, sha)
         entry = TimelineEntry.of(revisions.log(pair.repo, 1, full)[0])
         return page(request, "commit.html", entry=entry,
@@ -71,15 +69,15 @@ def commit(request: Request, user: str, character: str, sha: str) -> HTMLRespons
 
 
 @router.get(PAIR + "/commits/{sha}/diff", response_class=PlainTextResponse)
-def commit_diff(request: Request, user: str, character: str, sha: str) -> PlainTextResponse:
-    with open_pair(request, user, character) as pair:
+def commit_diff(ref: UiPair, host: HostDep, sha: str) -> PlainTextResponse:
+    with host.pair(*ref) as pair:
         return PlainTextResponse(revisions.show(pair.repo, sha))
 
 
 @router.get(PAIR + "/revert/{sha}", response_class=HTMLResponse)
-def confirm_revert(request: Request, user: str, character: str, sha: str) -> HTMLResponse:
+def confirm_revert(request: Request, ref: UiPair, host: HostDep, sha: str) -> HTMLResponse:
     """Exactly what undoing the commit would do, before it is done."""
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         full = revisions.resolve(pair.repo, sha)
         entry = TimelineEntry.of(revisions.log(pair.repo, 1, full)[0])
         return page(request, "revert.html", entry=entry,
@@ -87,8 +85,8 @@ def confirm_revert(request: Request, user: str, character: str, sha: str) -> HTM
 
 
 @router.get(PAIR + "/pins", response_class=HTMLResponse)
-def pins(request: Request, user: str, character: str) -> HTMLResponse:
-    with open_pair(request, user, character) as pair:
+def pins(request: Request, ref: UiPair, host: HostDep) -> HTMLResponse:
+    with host.pair(*ref) as pair:
         return pins_page(request, pair)
 
 
@@ -103,10 +101,10 @@ def pins_page(request: Request, pair: MemoryPair, *, status: int = 200, error: s
 
 
 @router.get(PAIR + "/cards", response_class=HTMLResponse)
-def cards(request: Request, user: str, character: str,
+def cards(request: Request, ref: UiPair, host: HostDep,
           status: Annotated[str, Query(pattern="^(active|stale|expired|deleted)$")] = "active",
           ) -> HTMLResponse:
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         every = pair.cards()
         counts = {s: sum(1 for c in every if c.status == s) for s in STATUSES}
         shown = sorted((c for c in every if c.status == status),
@@ -116,11 +114,11 @@ def cards(request: Request, user: str, character: str,
 
 
 @router.get(PAIR + "/cards/{card_id}", response_class=HTMLResponse)
-def card(request: Request, user: str, character: str, card_id: str,
+def card(request: Request, ref: UiPair, host: HostDep, card_id: str,
          confirm: bool = False) -> HTMLResponse:
     """A card, its story (the supersede chain) and the messages it came from; with
     ``confirm``, the page that asks before marking it wrong."""
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         the_card = pair.card(card_id)
         return page(request, "card.html", card=the_card, story=story(pair.cards(), card_id),
                     sources=source_messages(pair, the_card), confirm=confirm,
@@ -128,15 +126,11 @@ def card(request: Request, user: str, character: str, card_id: str,
 
 
 @router.get(PAIR + "/ask", response_class=HTMLResponse)
-def ask(request: Request, user: str, character: str,
+def ask(request: Request, ref: UiPair, host: HostDep,
         q: Annotated[str, Query(max_length=2000)] = "",
         message: Annotated[str, Query(max_length=8000)] = "") -> HTMLResponse:
     """Search with the per-signal explanation, and what the model would see for a message."""
-    if q.strip() or message.strip():
-        host = get_host(request)
-        host.allow(principal(request), user, character)  # before the model, not after
-        host.embedder()
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         hits = pair.search(q, k=8, include_stale=True, explain=True) if q.strip() else []
         ctx = pair.context(message) if message.strip() else None
         return page(request, "ask.html", q=q, message=message,
@@ -145,10 +139,10 @@ def ask(request: Request, user: str, character: str,
 
 
 @router.get(PAIR + "/proposals/{proposal_id}", response_class=HTMLResponse)
-def proposal(request: Request, user: str, character: str, proposal_id: str,
+def proposal(request: Request, ref: UiPair, host: HostDep, proposal_id: str,
              confirm: bool = False) -> HTMLResponse:
     """A dream waiting for review: what it would remember; Accept, or Reject (confirmed)."""
-    with open_pair(request, user, character) as pair:
+    with host.pair(*ref) as pair:
         found = review.get(pair, proposal_id)
         return page(request, "proposal.html", proposal=found, change=found.changes(pair.repo),
                     diff=found.diff(pair.repo), confirm=confirm,
