@@ -38,6 +38,8 @@ class TimelineEntry:
     date: dt.datetime
     reverts: str | None
     files: tuple[str, ...]
+    undoable: bool = True
+    """False for the pair's first commit, which has nothing before it to go back to."""
 
     @property
     def short(self) -> str:
@@ -49,7 +51,7 @@ class TimelineEntry:
         return cls(sha=entry.sha, subject=entry.subject, kind=entry.kind, who=who,
                    dream=entry.is_dream, rejected="Memfs-Rejected" in entry.trailers,
                    date=entry.date, reverts=entry.trailers.get("Memfs-Reverts"),
-                   files=entry.files)
+                   files=entry.files, undoable=bool(entry.parents))
 
     def to_json(self) -> dict[str, Any]:
         return {"sha": self.sha, "subject": self.subject, "kind": self.kind, "who": self.who,
