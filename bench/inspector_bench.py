@@ -28,7 +28,8 @@ from memfs.app import MemoryStore  # noqa: E402
 from memfs.keys import KeyStore  # noqa: E402
 from memfs.runtime.host import Host  # noqa: E402
 from memfs.ui import create_app  # noqa: E402
-from tests._ui import long_history, thread_server  # noqa: E402
+from tests._serve import live_server  # noqa: E402
+from tests._ui import long_history  # noqa: E402
 
 
 def timed(fn: Callable[[], object], runs: int) -> list[float]:
@@ -61,7 +62,7 @@ def main() -> None:
             print(f"built {n} commits in {time.perf_counter() - start:.1f} s")
         host = Host(store, keys=KeyStore(home), allow_open=True)
         print("| page | median ms | p95 ms | git log -n50 ms | ratio |\n|---|---|---|---|---|")
-        with thread_server(create_app(host, mcp=False)) as url, httpx2.Client() as client:
+        with live_server(host, create_app(host, mcp=False)) as url, httpx2.Client() as client:
             for n in scales:
                 pair = store.pair("alex", f"p{n}", create=False)
                 dream = next(e.sha for e in pair.log(40) if e.is_dream)

@@ -16,7 +16,7 @@ from typing import Any
 from memfs.errors import BadInputError
 from memfs.gitio import run_git
 from memfs.repo import PairRepo
-from memfs.revisions import LogEntry, log
+from memfs.revisions import LogEntry, log, resolve
 
 PER_PAGE = 50
 _AUTHORS = {"memfs-dream": "dream", "agent": "agent"}
@@ -91,3 +91,8 @@ def timeline(repo: PairRepo, page: int = 1, per_page: int = PER_PAGE) -> Timelin
     entries = log(repo, per_page, skip=(page - 1) * per_page) if (page - 1) * per_page < total \
         else []
     return TimelinePage([TimelineEntry.of(e) for e in entries], page, per_page, total)
+
+
+def entry(repo: PairRepo, rev: str) -> TimelineEntry:
+    """One commit as the timeline shows it (an unknown ``rev`` is bad input)."""
+    return TimelineEntry.of(log(repo, 1, resolve(repo, rev))[0])

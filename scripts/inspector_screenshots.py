@@ -20,7 +20,8 @@ from memfs.app import MemoryStore  # noqa: E402
 from memfs.keys import KeyStore  # noqa: E402
 from memfs.runtime.host import Host  # noqa: E402
 from memfs.ui import create_app  # noqa: E402
-from tests._ui import chromium, thread_server  # noqa: E402
+from tests._serve import live_server  # noqa: E402
+from tests._ui import chromium  # noqa: E402
 
 
 def main(out: Path) -> None:
@@ -34,7 +35,7 @@ def main(out: Path) -> None:
         dreams = [e for e in pair.log() if e.is_dream]
         dream = next((e for e in dreams if "superseded" in e.subject), dreams[0])
         host = Host(store, keys=KeyStore(home), allow_open=True)
-        with thread_server(create_app(host, mcp=False)) as url, chromium() as browser:
+        with live_server(host, create_app(host, mcp=False)) as url, chromium() as browser:
             page = browser.new_page(viewport={"width": 1100, "height": 900})
             shots = {"timeline": "/ui/alex/mira", "dream": f"/ui/alex/mira/commits/{dream.sha}",
                      "pins": "/ui/alex/mira/pins"}

@@ -45,10 +45,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def live_server(host: Host) -> Iterator[str]:
-    """A real uvicorn on 127.0.0.1 (free port) serving ``host``; stopped after."""
+def live_server(host: Host, app: Any = None) -> Iterator[str]:
+    """A real uvicorn on 127.0.0.1 (free port) serving ``host`` (or ``app``, an application
+    built on it, like the inspector's); stopped after."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(host), host="127.0.0.1", port=port,
+    server = uvicorn.Server(uvicorn.Config(app or create_app(host), host="127.0.0.1", port=port,
                                            log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

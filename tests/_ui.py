@@ -1,5 +1,6 @@
-"""Helpers for the inspector's browser tests: a real uvicorn on loopback, Debian's chromium
-driven by Playwright, and a pair history of thousands of commits built in one second.
+"""Helpers for the inspector's browser tests: Debian's chromium driven by Playwright, and a
+pair history of thousands of commits built in one second (the server is ``tests/_serve.py``
+``live_server``).
 
 Playwright's own browser download is not available here (nor in CI), so the browser is
 the system's ``chromium`` (Debian package ``chromium``), passed as ``executable_path``.
@@ -9,10 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,35 +24,6 @@ CHROMIUM = os.environ.get("MEMFS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def thread_server(app: Any) -> Iterator[str]:
-    """``app`` on a real uvicorn at 127.0.0.1 (in a thread of this process); its base URL."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
 
 
 @contextmanager

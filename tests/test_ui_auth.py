@@ -21,7 +21,8 @@ import pytest
 
 from memfs.app import MemoryStore
 from memfs.keys import KeyStore
-from tests._ui import chromium, free_port
+from tests._serve import free_port
+from tests._ui import chromium
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,11 @@ from memfs.agent.dream.runner import run_pending
 from memfs.app import MemoryStore
 from memfs.config import Config
 from memfs.gitio import USER, run_git
-from memfs.keys import KeyStore
-from memfs.runtime.host import Host
 from memfs.store import MemoryPair
 from memfs.ui import create_app
 from tests._fakes_dream import NOW, SESSION, ScriptedExtractor, chat, write_op
-from tests._ui import chromium, long_history, thread_server
+from tests._serve import live_server, make_host
+from tests._ui import chromium, long_history
 from tests.conftest import FakeEmbedder, card_text
 
 THURSDAY = "The user's meeting with Lin is on Thursday."
@@ -39,9 +38,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(home: Path) -> Iterator[str]:
-    store = MemoryStore(home, embedder=FakeEmbedder())
-    host = Host(store, keys=KeyStore(home), allow_open=True)
-    with thread_server(create_app(host, mcp=False)) as url:
+    host = make_host(home, allow_open=True)
+    with live_server(host, create_app(host, mcp=False)) as url:
         yield url
 
 

@@ -22,7 +22,7 @@ from memfs.explain import explain, layers
 from memfs.server.auth import HostDep
 from memfs.store import MemoryPair
 from memfs.stories import source_messages, story
-from memfs.timeline import TimelineEntry, timeline
+from memfs.timeline import entry, timeline
 from memfs.ui.browser import UiPair, Viewer
 from memfs.ui.render import page
 from memfs.undo import preview_revert
@@ -61,11 +61,10 @@ def home(request: Request, ref: UiPair, host: HostDep,
 def commit(request: Request, ref: UiPair, host: HostDep, sha: str) -> HTMLResponse:
     """What one commit did (a dream: its cards and summary), the raw diff one click away."""
     with host.pair(*ref) as pair:
-        full = revisions.resolve(pair.repo, sha)
-        entry = TimelineEntry.of(revisions.log(pair.repo, 1, full)[0])
-        return page(request, "commit.html", entry=entry,
-                    change=commit_changes(pair.repo, full),
-                    diff=revisions.diff(pair.repo, full), **nav(request, pair, "timeline"))
+        shown = entry(pair.repo, sha)
+        return page(request, "commit.html", entry=shown,
+                    change=commit_changes(pair.repo, shown.sha),
+                    diff=revisions.diff(pair.repo, shown.sha), **nav(request, pair, "timeline"))
 
 
 @router.get(PAIR + "/commits/{sha}/diff", response_class=PlainTextResponse)
@@ -78,10 +77,9 @@ def commit_diff(ref: UiPair, host: HostDep, sha: str) -> PlainTextResponse:
 def confirm_revert(request: Request, ref: UiPair, host: HostDep, sha: str) -> HTMLResponse:
     """Exactly what undoing the commit would do, before it is done."""
     with host.pair(*ref) as pair:
-        full = revisions.resolve(pair.repo, sha)
-        entry = TimelineEntry.of(revisions.log(pair.repo, 1, full)[0])
-        return page(request, "revert.html", entry=entry,
-                    preview=preview_revert(pair.repo, full), **nav(request, pair, "timeline"))
+        shown = entry(pair.repo, sha)
+        return page(request, "revert.html", entry=shown,
+                    preview=preview_revert(pair.repo, shown.sha), **nav(request, pair, "timeline"))
 
 
 @router.get(PAIR + "/pins", response_class=HTMLResponse)
