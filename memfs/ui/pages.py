@@ -9,6 +9,7 @@ action would do, and their form posts to ``memfs.ui.actions``.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -28,6 +29,7 @@ from memfs.ui.render import page
 from memfs.undo import preview_revert
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
+_SHA = re.compile(r"[0-9a-f]{7,40}")
 PAIR = "/{user}/{character}"
 NOTICES = {"pinned": "Pinned.", "unpinned": "Pin removed.", "edited": "Pins saved.",
            "reverted": "Undone.", "wrong": "Card marked wrong: it is never retrieved again.",
@@ -37,10 +39,11 @@ NOTICES = {"pinned": "Pinned.", "unpinned": "Pin removed.", "edited": "Pins save
 
 def nav(request: Request, pair: MemoryPair, section: str) -> dict[str, Any]:
     """What every pair page shows around its content: the pair, the section, the notice."""
-    done = request.query_params.get("done")
+    done = request.query_params.get("done") or ""
+    commit = request.query_params.get("commit", "")
     return {"pair": pair, "section": section, "waiting": len(review.proposals(pair)),
-            "notice": NOTICES.get(done or ""), "notice_commit": request.query_params.get(
-                "commit", "")[:40] if done in NOTICES else ""}
+            "notice": NOTICES.get(done),
+            "notice_commit": commit if done in NOTICES and _SHA.fullmatch(commit) else ""}
 
 
 @router.get("/", response_class=HTMLResponse)
