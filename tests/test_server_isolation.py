@@ -23,7 +23,7 @@ from memfs.server.app import create_app
 from tests._serve import bearer, make_host
 
 USERS = [f"u{n:02d}" for n in range(20)]
-PAIRS = [(u, "mira") for u in USERS] + [(u, "kai") for u in USERS[:4]]
+PAIRS = [(u, "mira") for u in USERS] + [(u, "kai") for u in USERS[:2]]
 MCP_CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "list_pins", "arguments": {}}}
 ENDPOINTS: list[tuple[str, str, Any]] = [

@@ -159,6 +159,10 @@ class Host:
         return {"pairs_loaded": open_index_count(), "max_pairs": self.max_pairs,
                 "queue": snapshot() if callable(snapshot) else type(queue).__name__}
 
+    def stop_dreaming(self) -> None:
+        """Shutdown has begun: start no more dreams (safe to call from a signal handler)."""
+        self.store.services.queue.close(wait=False)
+
     def close(self) -> None:
         """Stop the dream queue: running dreams finish, the rest stay pending on disk."""
         self.store.services.queue.close(wait=True)

@@ -82,12 +82,21 @@ class ThreadPoolQueue:
                 self._cv.notify()
 
     def close(self, wait: bool = True) -> None:
-        with self._cv:
-            self._closed = True
+        """Start no more dreams; with ``wait``, let the running ones finish.
+
+        The flag is set before the lock is taken, and ``wait=False`` never blocks on the
+        lock, so a signal handler may call this (a server's SIGTERM: nothing queued starts
+        while in-flight requests finish)."""
+        self._closed = True
+        if not self._cv.acquire(blocking=wait):
+            return
+        try:
             dropped = len(self._queued)
             self._queued.clear()
             self._again.clear()
             self._cv.notify_all()
+        finally:
+            self._cv.release()
         if dropped:
             log.info("dream pool closing: %d pair(s) not started stay pending", dropped)
         if wait:

@@ -9,6 +9,7 @@ it stops being open as soon as the first key is added.
 from __future__ import annotations
 
 import ipaddress
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from memfs.app import MemoryStore
@@ -52,7 +53,8 @@ def build_host(config: Config, bind: str, *, max_pairs: int = DEFAULT_MAX_PAIRS,
 
 def serve(host: Host, bind: str, port: int, *, max_body: int = DEFAULT_MAX_BODY,
           log_level: str = "info", app: FastAPI | None = None) -> None:
-    """Run until SIGINT/SIGTERM: in-flight requests finish, then the dream queue stops.
+    """Run until SIGINT/SIGTERM. At the signal the dream queue starts nothing new; requests
+    in flight finish; then running dreams finish; undreamed windows stay pending on disk.
 
     ``app``: an application built on ``create_app(host)`` with more mounted (``memfs serve``
     passes the one with the inspector); default, the API alone."""
@@ -60,6 +62,11 @@ def serve(host: Host, bind: str, port: int, *, max_body: int = DEFAULT_MAX_BODY,
 
     from memfs.server.app import create_app
 
-    app = app or create_app(host, max_body=max_body)
-    uvicorn.run(app, host=bind, port=port, log_level=log_level,
-                timeout_graceful_shutdown=GRACE_SECONDS)
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            host.stop_dreaming()  # while requests in flight finish, no waiting dream starts
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app or create_app(host, max_body=max_body), host=bind, port=port,
+                            log_level=log_level, timeout_graceful_shutdown=GRACE_SECONDS)
+    Server(config).run()
