@@ -154,8 +154,11 @@ def test_the_cli_lists_accepts_and_rejects(rpair: MemoryPair, run_cli: Any,
     monkeypatch.setenv("MEMFS_DREAM_MERGE", "review")
     first = dream(rpair)
     chat(rpair, ["I started learning Portuguese.", "Boa sorte!"])
-    out = run_cli("-u", "alex", "-c", "mira", "dream", "--json")
-    [second] = [d for d in out.json()["dreams"] if d["status"] == "proposed"]
+    # (scripted, not `memfs dream`: the offline extractor would load the embedding model)
+    [result] = run_pending(rpair, extractor=ScriptedExtractor(
+        [write_op("The user is learning Portuguese.", [4])]), now=NOW).results
+    second = result.to_json()
+    assert second["status"] == "proposed"
 
     listed = run_cli("-u", "alex", "-c", "mira", "dream", "--list", "--json").json()
     by_id = {p["id"]: p for p in listed["proposals"]}
