@@ -17,6 +17,7 @@ from typing import Any
 from memfs.errors import BadInputError
 
 TRIGGERS = ("compaction-event", "step-count", "off")
+MERGE_MODES = ("auto", "review")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class Config:
     llm_model: str | None = None
     dream_provider: str | None = None
     dream_model: str | None = None
+    dream_merge: str = "auto"
+    """``auto``: a finished dream is merged into main at once. ``review``: it waits on its
+    ``dream/...`` branch as a proposal until the user accepts or rejects it."""
+    queue: str | None = None
+    """Where a server's dreams go: none = its own thread pool; ``redis://...`` = Celery."""
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -55,6 +61,7 @@ _ENV = {
     "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
     "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
     "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
+    "MEMFS_DREAM_MERGE": "dream_merge", "MEMFS_QUEUE": "queue",
 }
 
 
@@ -92,4 +99,7 @@ def _build(values: dict[str, Any], path: Path) -> Config:
     for name in ("compaction_trigger", "dream_trigger"):
         if getattr(config, name) not in TRIGGERS:
             raise BadInputError(f"{name}: must be one of {', '.join(TRIGGERS)}")
+    if config.dream_merge not in MERGE_MODES:
+        raise BadInputError(f"dream_merge: must be one of {', '.join(MERGE_MODES)} "
+                            f"(got {config.dream_merge!r})")
     return config

@@ -131,6 +131,20 @@ class PairRepo:
         return self.commit_paths(work, paths, message(kind, summary, actor, session, body, extra),
                                  actor)
 
+    def record(self, kind: str, summary: str, actor: Actor, body: str = "",
+               extra: Mapping[str, str] | None = None) -> str:
+        """An empty commit on the current branch that only records a decision in its
+        trailers (a rejected dream). Made without the index, so nothing the user has
+        staged is swept into it; the branch moves only if nobody committed meanwhile."""
+        with self.lock():
+            head = self.head()
+            ref = run_git(self.root, "symbolic-ref", "-q", "HEAD").strip()
+            msg = message(kind, summary, actor, body=body, extra=extra)
+            sha = run_git(self.root, "commit-tree", f"{head}^{{tree}}", "-p", head, "-m", msg,
+                          env=actor_env(actor)).strip()
+            run_git(self.root, "update-ref", "-m", f"memfs {kind}", ref, sha, head)
+            return sha
+
     def commit_paths(self, work: Path, paths: list[str], msg: str, actor: Actor) -> str | None:
         """Commit the working-tree state of ``paths`` (and only them), if it changed.
 

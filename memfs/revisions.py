@@ -45,13 +45,16 @@ class LogEntry:
 
 
 def log(repo: PairRepo, n: int | None = None, rev: str = "HEAD",
-        author: str | None = None) -> list[LogEntry]:
-    """Commits on the first-parent line (a dream shows as its one merge), newest first."""
+        author: str | None = None, skip: int = 0) -> list[LogEntry]:
+    """Commits on the first-parent line (a dream shows as its one merge), newest first;
+    ``skip`` leaves out that many of the newest (a page of the inspector's timeline)."""
     fmt = "%x1e" + "%x1f".join(["%H", "%s", "%an", "%aI", "%P",
                                 "%(trailers:only,unfold,separator=%x1d)", ""])
     args = ["log", "--first-parent", f"--format={fmt}", "--name-only"]
     if n is not None:
         args.append(f"-n{n}")
+    if skip:
+        args.append(f"--skip={skip}")
     if author:
         args.append(f"--author={author}")
     out = run_git(repo.root, *args, rev, "--")
@@ -136,7 +139,7 @@ def revert(repo: PairRepo, rev: str) -> str:
             run_git(repo.root, *args, sha)
         except GitError as exc:
             _abort(repo)
-            if _is_pin_commit(repo, entry):
+            if is_pin_commit(repo, entry):
                 return _revert_pins(repo, entry)
             raise ConflictError(
                 f"revert {sha[:10]} conflicts with later changes; nothing was changed "
@@ -152,7 +155,8 @@ def revert(repo: PairRepo, rev: str) -> str:
         return repo.head()
 
 
-def _is_pin_commit(repo: PairRepo, entry: LogEntry) -> bool:
+def is_pin_commit(repo: PairRepo, entry: LogEntry) -> bool:
+    """A commit that changed only ``system/pins.md``: undone as pin operations if need be."""
     if not entry.subject.startswith("pin: ") or len(entry.parents) != 1:
         return False
     changed = run_git(repo.root, "diff", "--name-only", entry.parents[0], entry.sha).split()
@@ -169,6 +173,16 @@ def _revert_pins(repo: PairRepo, entry: LogEntry) -> str:
     if (repo.read_worktree("system/pins.md") or "") != (repo.read_head("system/pins.md") or ""):
         raise ConflictError("system/pins.md has uncommitted changes: commit or drop them "
                             "first; nothing was reverted")
+    sha = repo.commit({"system/pins.md": pins_reverted(repo, entry)}, "revert", entry.subject,
+                      USER,
+                      body=f"This reverts commit {entry.sha} as pin operations (its lines "
+                           "conflicted with later pins).",
+                      extra={"Memfs-Reverts": entry.sha})
+    return sha or repo.head()
+
+
+def pins_reverted(repo: PairRepo, entry: LogEntry) -> str:
+    """HEAD's pins file with ``entry``'s pins taken out and the ones it removed put back."""
     before = parse_pins(repo.read_head("system/pins.md", entry.parents[0]) or "").texts()
     after = parse_pins(repo.read_head("system/pins.md", entry.sha) or "").texts()
     text = repo.read_head("system/pins.md") or ""
@@ -179,11 +193,7 @@ def _revert_pins(repo: PairRepo, entry: LogEntry) -> str:
     for removed in (t for t in before if t not in after):
         if removed not in parse_pins(text).texts():
             text = add_pin(text, removed)
-    sha = repo.commit({"system/pins.md": text}, "revert", entry.subject, USER,
-                      body=f"This reverts commit {entry.sha} as pin operations (its lines "
-                           "conflicted with later pins).",
-                      extra={"Memfs-Reverts": entry.sha})
-    return sha or repo.head()
+    return text
 
 
 def _abort(repo: PairRepo) -> None:

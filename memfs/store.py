@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from memfs import pins as pinfile
 from memfs import revisions
+from memfs.atomic import atomic_write
 from memfs.cards import Card, utcnow
 from memfs.cardstore import load_cards
 from memfs.check import Problem, check_tree
 from memfs.config import Config
-from memfs.errors import BadInputError, MemfsError
+from memfs.errors import BadInputError, ConflictError, MemfsError
 from memfs.gitio import USER, run_git
 from memfs.ids import check_id
 from memfs.repo import PairRepo
@@ -182,6 +183,23 @@ class MemoryPair:
                 raise BadInputError(f"system/pins.md: {problems[0]} (file kept as saved)")
             return self.repo.commit({"system/pins.md": text}, "pin", "edit pins", USER)
 
+    def edit_pins(self, text: str, expected: str | None = None) -> str | None:
+        """Replace the whole pins file (an editor in a page), then commit it as
+        ``commit_pins_file`` does. Invalid text is refused before anything is written;
+        with ``expected`` (the text the editor started from), a file that changed since
+        (a hand edit, another page) is refused rather than overwritten."""
+        problems = pinfile.parse_pins(text).problems
+        if problems:
+            raise BadInputError(f"system/pins.md: {'; '.join(problems)} (nothing was saved)")
+        with self.repo.lock():
+            current = self.repo.read_worktree("system/pins.md") or ""
+            if expected is not None and current.replace("\r\n", "\n") != \
+                    expected.replace("\r\n", "\n"):
+                raise ConflictError("system/pins.md changed since the editor opened it; "
+                                    "nothing was saved (reload to see the current pins)")
+            atomic_write(self.root / "system" / "pins.md", text)
+            return self.commit_pins_file()
+
     # -- cards --------------------------------------------------------------------------------
 
     def cards(self, status: str | None = None, rev: str = "HEAD") -> list[Card]:
@@ -194,6 +212,21 @@ class MemoryPair:
             if card.id == card_id:
                 return card
         raise BadInputError(f"card {card_id!r}: no such card in {self.user}/{self.character}")
+
+    def mark_wrong(self, card_id: str) -> str:
+        """The user says this card is wrong: ``status: deleted`` in a commit by ``user``
+        (search never returns it again; git keeps every version, so it can be reverted)."""
+        with self.repo.lock():
+            card = self.card(card_id)
+            if card.status == "deleted":
+                raise BadInputError(f"card {card_id!r}: already marked wrong")
+            if self.uncommitted(card.path):
+                raise ConflictError(f"{card.path} has uncommitted changes: commit or drop "
+                                    "them first; nothing was changed")
+            new = card.evolve(status="deleted", updated=self.now().replace(microsecond=0))
+            sha = self.repo.commit({card.path: new.to_text()}, "card",
+                                   f"mark {card_id} wrong", USER)
+            return sha or self.repo.head()
 
     def summary(self, rev: str = "HEAD") -> str:
         return self.repo.read_head("summary.md", rev) or ""

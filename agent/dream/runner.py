@@ -12,6 +12,9 @@ is what makes it safe to kill at any moment:
 4. commit the history files (the turn does not), then a worktree + branch from main's
    HEAD; read window, cards and summary *at that commit*;
 5. extract, apply, merge under the pair lock, and only then delete the event file.
+   In review mode (``dream_merge = review``) step 5 keeps the branch as a proposal
+   instead, and the event stays pending until the user accepts or rejects it
+   (``agent/dream/review.py``); a proposed event is never dreamed again meanwhile.
 
 Any failure leaves main untouched and the event pending, with ``attempts`` and
 ``last_error`` updated and a line in ``.memfs/dream.log``. The subprocess entry point is
@@ -63,18 +66,21 @@ PAUSE_ENV = "MEMFS_DREAM_PAUSE_AT"
 
 @dataclass
 class DreamResult:
-    """What one dream did. ``status``: merged | already-dreamed | failed | busy."""
+    """What one dream did. ``status``: merged | proposed | already-dreamed | failed | busy."""
 
     event: str
     status: str
     merge: str | None = None
+    proposal: str | None = None
+    """In review mode: the ``dream/review/...`` branch the finished dream waits on."""
     commits: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"event": self.event, "status": self.status, "merge": self.merge,
-                "commits": self.commits, "notes": self.notes, "error": self.error}
+                "proposal": self.proposal, "commits": self.commits, "notes": self.notes,
+                "error": self.error}
 
 
 @dataclass
@@ -118,7 +124,7 @@ def run_pending(pair: MemoryPair, llm: LLM | None = None, *, now: dt.datetime | 
 def _run_locked(pair: MemoryPair, llm: LLM | None, now: dt.datetime | None,
                 extractor: Extractor | None, waited_for: Sequence[str]) -> PendingRun:
     _recover(pair)
-    events = pending_events(pair.root)
+    events = [e for e in pending_events(pair.root) if not worktree.is_proposed(pair.root, e.id)]
     still = {e.id for e in events}
     results = []
     for event_id in waited_for:
@@ -146,6 +152,10 @@ def dream_once(pair: MemoryPair, event: CompactionEvent, llm: LLM | None = None,
                 remove_event(pair.root, event.id)
                 _log(pair.root, f"{event.id}: already dreamed in {done[:10]}; event removed")
                 return DreamResult(event.id, "already-dreamed", merge=done)
+            if worktree.is_proposed(pair.root, event.id):
+                return DreamResult(event.id, "proposed",
+                                   proposal=worktree.review_branch(event.id),
+                                   notes=["already proposed; waiting for review"])
             return _dream(pair, event, extractor or make_extractor(llm or dream_llm(pair), pair),
                           now or pair.now())
 
@@ -199,14 +209,19 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         apply_ops(pair.repo, tree.path, extraction, {c.id: c for c in cards}, now, event,
                   result.notes, window=window)
         result.commits = worktree.branch_subjects(root, tree)
-        if not result.commits:
+        kept = bool(result.commits)
+        if not kept:
             _nothing_kept(pair, tree, event)
         _checkpoint(root, "apply")
         msg = merge_message(event, result.commits)
         _checkpoint(root, "merge")
-        with pair.repo.lock():
-            result.merge = worktree.merge(root, tree, msg)
-        result.status = "merged"
+        if pair.config.dream_merge == "review" and kept:
+            result.proposal = worktree.keep_for_review(root, tree, event.id).branch
+            result.status, tree = "proposed", None
+        else:
+            with pair.repo.lock():
+                result.merge = worktree.merge(root, tree, msg)
+            result.status = "merged"
     except MemfsError as exc:
         result.error = str(exc)
         _fail(root, event, result)
@@ -218,6 +233,9 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         remove_event(root, event.id)
         _log(root, f"{event.id}: merged {result.merge} ({merge_subject(result.commits)})"
              + "".join(f"\n  {n}" for n in result.notes))
+    elif result.status == "proposed":
+        _log(root, f"{event.id}: proposed on {result.proposal} for review "
+             f"({merge_subject(result.commits)})")
     return result
 
 
@@ -294,8 +312,9 @@ def _fail(root: Path, event: CompactionEvent, result: DreamResult) -> None:
 
 
 def _recover(pair: MemoryPair) -> None:
+    proposals = {worktree.review_branch(e.id) for e in pending_events(pair.root)}
     with pair.repo.lock():
-        notes = worktree.recover(pair.root)
+        notes = worktree.recover(pair.root, keep=proposals)
     for note in notes:
         _log(pair.root, f"recovery: {note}")
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memfs import documents
 from memfs.cli.common import State, cli, console, err_console, pass_state, print_json, warn
 from memfs.errors import BadInputError
 from memfs.history import json_object_line
@@ -114,7 +115,7 @@ def context(state: State, message: str, as_json: bool) -> None:
     for warning in ctx.warnings:
         warn(warning)
     if as_json:
-        print_json(ctx.to_json())
+        print_json(documents.context(ctx))
         return
     t = ctx.tokens
     console.rule("[bold]system/ (always in context)", align="left")
