@@ -13,7 +13,9 @@ one ``dream:`` merge per event), and every request must have succeeded.
 
 The in-process side runs the same conversations on ``--clients`` threads against one
 ``MemoryStore`` (same model, same thread pool of dreams), so the difference is what HTTP
-(JSON, uvicorn, the per-request key check and pair lock) costs.
+(JSON, uvicorn, the per-request key check and pair lock) costs. The two sides alternate
+in ``--rounds`` (a slice of the pairs each, the order flipped every round, dreams drained
+between), so a busy machine's background load falls on both alike.
 """
 
 from __future__ import annotations
@@ -115,132 +117,150 @@ def wait_idle(get_queue: Callable[[], dict[str, Any]], timeout: float = 1800) ->
     raise SystemExit("dreams did not finish")
 
 
-# -- over HTTP -----------------------------------------------------------------------------------
+# -- the two sides -----------------------------------------------------------------------------
 
 
-def start_server(home: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
-    log = (home / "serve.log").open("wb")
-    memfs = shutil.which("memfs", path=str(Path(sys.executable).parent)) or "memfs"
-    return subprocess.Popen([memfs, "serve", "--port", str(port),
-                             "--workers", str(workers)], stdout=log, stderr=log,
-                            env={**os.environ, "MEMFS_HOME": str(home)})
+class HttpSide:
+    """A real ``memfs serve`` process and a client of ``clients`` concurrent conversations."""
 
+    name = "http"
 
-async def http_run(base: str, key: str, pairs: list[str], turns: int,
-                   clients: int) -> tuple[dict[str, list[float]], list[str]]:
-    times: dict[str, list[float]] = defaultdict(list)
-    errors: list[str] = []
-    todo: asyncio.Queue[str] = asyncio.Queue()
-    for name in pairs:
-        todo.put_nowait(name)
-    limits = httpx2.Limits(max_connections=clients)
-    async with httpx2.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"},
-                                  timeout=300, limits=limits) as client:
-        async def call(kind: str, method: str, path: str, body: Any = None) -> None:
-            started = time.perf_counter()
-            response = await client.request(method, path, json=body)
-            times[kind].append(time.perf_counter() - started)
-            if response.status_code >= 300:
-                errors.append(f"{kind} {path}: {response.status_code} {response.text[:200]}")
-
-        async def worker() -> None:
-            while not todo.empty():
-                name = todo.get_nowait()
-                path = f"/v1/pairs/bench/{name}"
-                await call("init", "PUT", path)
-                for user, reply in conversation(int(name[1:]), turns):
-                    await call("context", "POST", path + "/context", {"message": user})
-                    await call("messages", "POST", path + "/messages", {"messages": [
-                        {"role": "user", "content": user}, {"role": "assistant", "content": reply}]})
-
-        await asyncio.gather(*(worker() for _ in range(clients)))
-    return times, errors
-
-
-def bench_http(home: Path, args: argparse.Namespace, pairs: list[str]) -> dict[str, Any]:
-    (home / "config.toml").write_text(f"window_budget = {args.window_budget}\n")
-    key = KeyStore(home).add(None)[1]
-    port = 18765 + os.getpid() % 1000
-    server = start_server(home, port, args.workers)
-    base = f"http://127.0.0.1:{port}"
-    try:
+    def __init__(self, home: Path, args: argparse.Namespace) -> None:
+        self.home, self.args = home, args
+        (home / "config.toml").write_text(f"window_budget = {args.window_budget}\n")
+        self.key = KeyStore(home).add(None)[1]
+        self.base = f"http://127.0.0.1:{18765 + os.getpid() % 1000}"
+        memfs = shutil.which("memfs", path=str(Path(sys.executable).parent)) or "memfs"
+        log = (home / "serve.log").open("wb")
+        self.server = subprocess.Popen(
+            [memfs, "serve", "--port", self.base.rsplit(":", 1)[1], "--workers",
+             str(args.workers)], stdout=log, stderr=log, env={**os.environ, "MEMFS_HOME": str(home)})
+        self.headers = {"Authorization": f"Bearer {self.key}"}
         for _ in range(600):
             try:
-                httpx2.get(base + "/v1/health", timeout=2)
+                httpx2.get(self.base + "/v1/health", timeout=2)
                 break
             except httpx2.TransportError:
                 time.sleep(0.2)
-        headers = {"Authorization": f"Bearer {key}"}
-        httpx2.put(base + "/v1/pairs/warm/up", headers=headers, timeout=300)
-        httpx2.post(base + "/v1/pairs/warm/up/search", json={"query": "warm up the model"},
-                    headers=headers, timeout=300)  # the model loads here, not in a turn
-        started = time.monotonic()
-        times, errors = asyncio.run(http_run(base, key, pairs, args.turns, args.clients))
-        wall = time.monotonic() - started
-        drain = wait_idle(lambda: httpx2.get(base + "/v1/health").json()["queue"])
-        queue = httpx2.get(base + "/v1/health").json()["queue"]
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=120)
-    tracebacks = (home / "serve.log").read_text(errors="replace").count("Traceback")
-    return {"wall_s": round(wall, 1), "dream_drain_s": round(drain, 1),
-            "turns_per_s": round(len(pairs) * args.turns / wall, 2),
-            "endpoints": {kind: stats(samples) for kind, samples in times.items()},
-            "errors": len(errors), "first_errors": errors[:3], "queue": queue,
-            "server_tracebacks": tracebacks, **verify(home, pairs, args.turns)}
+        httpx2.put(self.base + "/v1/pairs/warm/up", headers=self.headers, timeout=300)
+        httpx2.post(self.base + "/v1/pairs/warm/up/search", json={"query": "warm up the model"},
+                    headers=self.headers, timeout=300)  # the model loads here, not in a turn
+
+    def queue(self) -> dict[str, Any]:
+        queue: dict[str, Any] = httpx2.get(self.base + "/v1/health", timeout=60).json()["queue"]
+        return queue
+
+    def run(self, pairs: list[str], times: dict[str, list[float]], errors: list[str]) -> None:
+        asyncio.run(self._run(pairs, times, errors))
+
+    async def _run(self, pairs: list[str], times: dict[str, list[float]],
+                   errors: list[str]) -> None:
+        todo = list(pairs)
+        limits = httpx2.Limits(max_connections=self.args.clients)
+        async with httpx2.AsyncClient(base_url=self.base, headers=self.headers, timeout=300,
+                                      limits=limits) as client:
+            async def call(kind: str, method: str, path: str, body: Any = None) -> None:
+                started = time.perf_counter()
+                response = await client.request(method, path, json=body)
+                times[kind].append(time.perf_counter() - started)
+                if response.status_code >= 300:
+                    errors.append(f"{kind} {path}: {response.status_code} {response.text[:200]}")
+
+            async def worker() -> None:
+                while todo:
+                    name = todo.pop(0)
+                    path = f"/v1/pairs/bench/{name}"
+                    await call("init", "PUT", path)
+                    for user, reply in conversation(int(name[1:]), self.args.turns):
+                        await call("context", "POST", path + "/context", {"message": user})
+                        await call("messages", "POST", path + "/messages", {"messages": [
+                            {"role": "user", "content": user},
+                            {"role": "assistant", "content": reply}]})
+
+            await asyncio.gather(*(worker() for _ in range(self.args.clients)))
+
+    def stop(self) -> dict[str, Any]:
+        self.server.send_signal(signal.SIGTERM)
+        self.server.wait(timeout=120)
+        log = (self.home / "serve.log").read_text(errors="replace")
+        return {"server_tracebacks": log.count("Traceback")}
 
 
-# -- in-process ------------------------------------------------------------------------------------
+class InProcessSide:
+    """The same conversations on ``clients`` threads against one ``MemoryStore``."""
 
+    name = "in_process"
 
-def bench_inprocess(home: Path, args: argparse.Namespace, pairs: list[str]) -> dict[str, Any]:
-    pool = ThreadPoolQueue(args.workers)
-    config = Config(window_budget=args.window_budget)
-    store = MemoryStore(home, config=config, embedder=SharedEmbedder(config.embed_model),
-                        queue=pool)
-    store.pair("warm", "up").search("warm up the model")
-    times: dict[str, list[float]] = defaultdict(list)
-    errors: list[str] = []
-    lock = threading.Lock()
-    todo = list(pairs)
+    def __init__(self, home: Path, args: argparse.Namespace) -> None:
+        self.args = args
+        self.pool = ThreadPoolQueue(args.workers)
+        config = Config(window_budget=args.window_budget)
+        self.store = MemoryStore(home, config=config, queue=self.pool,
+                                 embedder=SharedEmbedder(config.embed_model))
+        self.store.pair("warm", "up").search("warm up the model")
 
-    def timed(kind: str, fn: Callable[..., object], *args: Any) -> None:
-        started = time.perf_counter()
-        try:
-            fn(*args)
-        except Exception as exc:  # a benchmark counts failures, it does not stop at one
-            errors.append(f"{kind}: {exc}")
-        with lock:
-            times[kind].append(time.perf_counter() - started)
+    def queue(self) -> dict[str, Any]:
+        return dict(self.pool.snapshot())
 
-    def worker() -> None:
-        while True:
+    def run(self, pairs: list[str], times: dict[str, list[float]], errors: list[str]) -> None:
+        todo, lock = list(pairs), threading.Lock()
+
+        def timed(kind: str, fn: Callable[..., object], *args: Any) -> None:
+            started = time.perf_counter()
+            try:
+                fn(*args)
+            except Exception as exc:  # a benchmark counts failures, it does not stop at one
+                errors.append(f"{kind}: {exc}")
             with lock:
-                if not todo:
-                    return
-                name = todo.pop(0)
-            timed("init", store.pair, "bench", name)
-            pair = store.pair("bench", name, create=False)
-            for user, reply in conversation(int(name[1:]), args.turns):
-                timed("context", pair.context, user)
-                timed("messages", pair.add_messages, [{"role": "user", "content": user},
-                                                      {"role": "assistant", "content": reply}])
+                times[kind].append(time.perf_counter() - started)
 
-    started = time.monotonic()
-    threads = [threading.Thread(target=worker) for _ in range(args.clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.monotonic() - started
-    drain = wait_idle(pool.snapshot)
-    queue = pool.snapshot()
-    pool.close()
-    return {"wall_s": round(wall, 1), "dream_drain_s": round(drain, 1),
-            "turns_per_s": round(len(pairs) * args.turns / wall, 2),
-            "endpoints": {kind: stats(samples) for kind, samples in times.items()},
-            "errors": len(errors), "first_errors": errors[:3], "queue": queue,
-            **verify(home, pairs, args.turns)}
+        def worker() -> None:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    name = todo.pop(0)
+                timed("init", self.store.pair, "bench", name)
+                pair = self.store.pair("bench", name, create=False)
+                for user, reply in conversation(int(name[1:]), self.args.turns):
+                    timed("context", pair.context, user)
+                    timed("messages", pair.add_messages, [
+                        {"role": "user", "content": user}, {"role": "assistant", "content": reply}])
+
+        threads = [threading.Thread(target=worker) for _ in range(self.args.clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def stop(self) -> dict[str, Any]:
+        self.pool.close()
+        return {}
+
+
+Side = HttpSide | InProcessSide
+
+
+def run_rounds(sides: list[Side], pairs: list[str], rounds: int) -> dict[str, Any]:
+    """Each round: a slice of the pairs through each side in turn (the order alternates, so
+    the machine's background load falls on both alike), then its dreams drained."""
+    times: dict[str, dict[str, list[float]]] = {s.name: defaultdict(list) for s in sides}
+    errors: dict[str, list[str]] = {s.name: [] for s in sides}
+    walls, drains = dict.fromkeys(times, 0.0), dict.fromkeys(times, 0.0)
+    loads = []
+    for number in range(rounds):
+        chunk = pairs[number::rounds]
+        for side in sides if number % 2 == 0 else sides[::-1]:
+            started = time.monotonic()
+            side.run(chunk, times[side.name], errors[side.name])
+            walls[side.name] += time.monotonic() - started
+            drains[side.name] += wait_idle(side.queue)
+            loads.append(round(os.getloadavg()[0], 1))
+        print(json.dumps({"round": number + 1, "load": loads[-2:]}), flush=True)
+    return {name: {"wall_s": round(walls[name], 1), "dream_drain_s": round(drains[name], 1),
+                   "turns_per_s": 0.0, "endpoints": {k: stats(v) for k, v in times[name].items()},
+                   "errors": len(errors[name]), "first_errors": errors[name][:3]}
+            for name in times} | {"loads": loads}
 
 
 def main() -> None:
@@ -248,9 +268,10 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=50)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=5, help="alternations of the two sides")
     parser.add_argument("--workers", type=int, default=2, help="dream worker threads")
     parser.add_argument("--window-budget", type=int, default=250,
-                        help="tokens of window before a compaction (small: ~1 dream a pair)")
+                        help="tokens of window before a compaction (small: ~2 dreams a pair)")
     parser.add_argument("--home", help="keep the run here (default: a temporary folder)")
     args = parser.parse_args()
     root = Path(args.home or tempfile.mkdtemp(prefix="memfs-serve-bench-"))
@@ -258,12 +279,22 @@ def main() -> None:
     result: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "nproc": os.cpu_count(),
         "load_before": os.getloadavg(), "args": vars(args)}
-    for side, run in (("http", bench_http), ("in_process", bench_inprocess)):
-        home = root / side
+    homes = {name: root / name for name in ("http", "in_process")}
+    for home in homes.values():
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
-        result[side] = run(home, args, pairs)
-        print(json.dumps({side: result[side]}), flush=True)
+    sides: list[Side] = [HttpSide(homes["http"], args), InProcessSide(homes["in_process"], args)]
+    try:
+        result |= run_rounds(sides, pairs, args.rounds)
+        for side in sides:
+            result[side.name]["queue"] = side.queue()
+            result[side.name]["turns_per_s"] = round(
+                len(pairs) * args.turns / result[side.name]["wall_s"], 2)
+    finally:
+        for side in sides:
+            result.setdefault(side.name, {}).update(side.stop())
+    for name, home in homes.items():
+        result[name] |= verify(home, pairs, args.turns)
     result["load_after"] = os.getloadavg()
     result["http_over_in_process_p50"] = {
         kind: round(result["http"]["endpoints"][kind]["p50_ms"]

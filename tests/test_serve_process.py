@@ -90,7 +90,7 @@ def test_sigterm_lets_work_in_flight_finish_and_keeps_waiting_dreams_pending(
     with log.open("w") as out:
         server = subprocess.Popen(
             [MEMFS, "serve", "--port", str(port), "--workers", "1"], stdout=out, stderr=out,
-            env=_env(isolated_env, MEMFS_DREAM_PAUSE_AT="apply", MEMFS_DREAM_PAUSE_SECONDS="5"))
+            env=_env(isolated_env, MEMFS_DREAM_PAUSE_AT="apply", MEMFS_DREAM_PAUSE_SECONDS="4"))
     base, root = f"http://127.0.0.1:{port}", isolated_env / "u"
     try:
         _wait_up(base, server)

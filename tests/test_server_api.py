@@ -110,6 +110,21 @@ def test_keys_reach_only_their_users_pairs(host: Host, keys: dict[str, str]) -> 
         assert anonymous.get(P + "/pins", headers=bearer(keys["alex"])).status_code == 401
 
 
+def test_openapi_documents_every_endpoint_of_the_design(host: Host) -> None:
+    client = TestClient(create_app(host))
+    spec = client.get("/openapi.json").json()
+    routes = {(method.upper(), path.removeprefix("/v1/pairs/{user}/{character}") or "/")
+              for path, item in spec["paths"].items() for method in item}
+    assert routes >= {("GET", "/v1/health"), ("GET", "/v1/pairs"), ("PUT", "/"),
+                      ("GET", "/pins"), ("POST", "/pins"), ("DELETE", "/pins/{n}"),
+                      ("GET", "/cards"), ("GET", "/cards/{card_id}"), ("POST", "/messages"),
+                      ("POST", "/context"), ("POST", "/search"), ("GET", "/log"),
+                      ("GET", "/commits/{rev}"), ("GET", "/diff"), ("POST", "/revert"),
+                      ("POST", "/dream"), ("POST", "/check")}
+    assert "bearer" in str(spec["components"]["securitySchemes"]).lower()
+    assert client.get("/docs").status_code == 200
+
+
 def test_loopback_without_any_key_is_open_and_stops_being_open_at_the_first_key(
         isolated_env: Path) -> None:
     host = make_host(isolated_env, allow_open=True)

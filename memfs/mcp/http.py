@@ -10,7 +10,6 @@ check is on whenever the server runs open on loopback, where no key stands guard
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,14 +23,13 @@ from memfs.errors import MemfsError
 from memfs.mcp import build_server
 from memfs.mcp.tools import PairRef
 from memfs.runtime.host import Host, MissingPairError
-from memfs.runtime.http import error_document, field_for, status_for
+from memfs.runtime.http import Send, field_for, send_error, status_for
 
 PATH = "/v1/pairs/{user}/{character}/mcp"
 SCOPE_KEY = "memfs.pair"
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 class McpMount:
@@ -69,7 +67,7 @@ class McpMount:
             scope[SCOPE_KEY] = self._check(headers.get("authorization"), params["user"],
                                            params["character"])
         except MemfsError as exc:
-            await _refuse(send, status_for(exc), str(exc), field_for(exc, "path"))
+            await send_error(send, status_for(exc), str(exc), field_for(exc, "path"))
             return
         await self.manager.handle_request(scope, receive, send)
 
@@ -86,12 +84,3 @@ def resolve(ctx: Any) -> PairRef:
     request = ctx.request_context.request
     ref: PairRef = request.scope[SCOPE_KEY]
     return ref
-
-
-async def _refuse(send: Send, status: int, message: str, field: str | None) -> None:
-    body = json.dumps(error_document(message, field)).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

@@ -8,7 +8,10 @@ from the ``name: reason`` prefix memfs errors start with (``k: must be ...``,
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
 
 from memfs.errors import (
     AccessError,
@@ -62,3 +65,16 @@ def field_for(exc: MemfsError, default: str | None = None) -> str | None:
 def error_document(message: str, field: str | None) -> dict[str, str | None]:
     """The one error shape: a single line, and the field it is about."""
     return {"error": " ".join(message.split()), "field": field}
+
+
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+async def send_error(send: Send, status: int, message: str, field: str | None) -> None:
+    """Answer a raw ASGI request with the error document (for code below the routing)."""
+    body = json.dumps(error_document(message, field)).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

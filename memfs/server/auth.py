@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memfs.runtime.host import Host, Principal
 
@@ -19,7 +20,13 @@ async def get_host(request: Request) -> Host:
     return host
 
 
-async def authenticate(request: Request) -> Principal:
+BEARER = HTTPBearer(auto_error=False, description="A key from `memfs key add --user USER`.")
+"""Declares the scheme in the OpenAPI document (the Authorize button of /docs); the key
+itself is checked by ``Host.principal``, which also gives the error shape."""
+
+
+async def authenticate(request: Request, _: Annotated[HTTPAuthorizationCredentials | None,
+                                                      Depends(BEARER)]) -> Principal:
     """The caller's key (401 through ``NoKeyError`` when it has none that is valid).
 
     ``async`` on purpose, like ``pair_access``: a refused request is answered on the event

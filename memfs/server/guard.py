@@ -11,14 +11,13 @@ is answered as what it is, an invalid ``user`` id.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
 from memfs.errors import InvalidIdError
 from memfs.ids import check_id
-from memfs.runtime.http import error_document
+from memfs.runtime.http import send_error
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,18 +43,18 @@ class Guard:
             return
         refusal = path_refusal(scope)
         if refusal is not None:
-            await _respond(send, 400, *refusal)
+            await send_error(send, 400, *refusal)
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_body:
-            await _respond(send, 413, self._too_big(), "body")
+            await send_error(send, 413, self._too_big(), "body")
             return
         body = await self._read(receive)
         if body is None:
-            await _respond(send, 413, self._too_big(), "body")
+            await send_error(send, 413, self._too_big(), "body")
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -117,11 +116,3 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return replay
-
-
-async def _respond(send: Send, status: int, message: str, field: str) -> None:
-    body = json.dumps(error_document(message, field)).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
