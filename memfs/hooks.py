@@ -21,10 +21,12 @@ NOT_SYSTEM = (DREAM_AUTHOR, "agent")
 _SCRIPT = """#!/bin/sh
 {marker}: validates memory files; see `memfs check`.
 PY={python}
-if [ -x "$PY" ] && "$PY" -c 'import memfs' 2>/dev/null; then
+# find, do not import: importing memfs costs as much as the check itself
+FINDS='import importlib.util as u, sys; sys.exit(u.find_spec("memfs") is None)'
+if [ -x "$PY" ] && "$PY" -c "$FINDS" 2>/dev/null; then
   exec "$PY" -m memfs.hooks {hook}
 fi
-if command -v python3 >/dev/null 2>&1 && python3 -c 'import memfs' 2>/dev/null; then
+if command -v python3 >/dev/null 2>&1 && python3 -c "$FINDS" 2>/dev/null; then
   exec python3 -m memfs.hooks {hook}
 fi
 echo "memfs: cannot run the memfs check (memfs is not importable); commit refused" >&2
