@@ -42,6 +42,9 @@ class Config:
     llm_model: str | None = None
     dream_provider: str | None = None
     dream_model: str | None = None
+    queue: str | None = None
+    """``redis://host:port/db``: dreams become Celery jobs for ``memfs worker`` processes.
+    None (the default): each compaction dreams on this machine and no Redis is needed."""
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -55,7 +58,18 @@ _ENV = {
     "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
     "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
     "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
+    "MEMFS_QUEUE": "queue",
 }
+
+QUEUE_SCHEMES = ("redis://", "rediss://")
+
+
+def check_queue_url(url: str) -> str:
+    """A dream queue URL as given (``redis://host:port/db``), or ``BadInputError``."""
+    if not isinstance(url, str) or not url.startswith(QUEUE_SCHEMES) or \
+            len(url) <= len(url.split("://")[0]) + 3 or any(c.isspace() for c in url):
+        raise BadInputError(f"queue: must be a redis://host:port/db URL (got {url!r})")
+    return url
 
 
 def load_config(env: Mapping[str, str] = os.environ, home: str | None = None) -> Config:
@@ -89,6 +103,8 @@ def _build(values: dict[str, Any], path: Path) -> Config:
                 raise BadInputError(f"{key}: must be positive (got {value})")
         clean[key] = value
     config = Config(**clean)
+    if config.queue is not None:
+        check_queue_url(config.queue)
     for name in ("compaction_trigger", "dream_trigger"):
         if getattr(config, name) not in TRIGGERS:
             raise BadInputError(f"{name}: must be one of {', '.join(TRIGGERS)}")
