@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from memfs.atomic import atomic_write
 from memfs.history import Message, format_ts
-from memfs.repo import atomic_write
 from memfs.tokens import count_tokens
 
 

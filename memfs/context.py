@@ -21,10 +21,10 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memfs.atomic import atomic_write
 from memfs.errors import BadInputError
 from memfs.history import Message
 from memfs.pins import parse_pins
-from memfs.repo import atomic_write
 from memfs.retrieval_plan import RetrievalPlan
 from memfs.services import PlanRequest
 from memfs.tokens import count_tokens

@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memfs.atomic import atomic_writer
 from memfs.errors import BadInputError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -208,12 +209,8 @@ class VectorStore:
 
 
 def _save_atomic(path: Path, array: npt.NDArray[Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with tmp.open("wb") as handle:
+    with atomic_writer(path) as handle:
         np.save(handle, array)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 class CachedEmbedder:

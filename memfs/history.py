@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memfs.errors import BadInputError
 from memfs.ids import check_id
@@ -132,6 +133,18 @@ def line_problem(record: object) -> str | None:
         except BadInputError:
             return "ts: not an ISO-8601 timestamp"
     return None
+
+
+def json_object_line(line: str, where: str) -> dict[str, Any]:
+    """One line of a JSON Lines file a person wrote (a transcript, a probe set), as an
+    object; anything else is a ``BadInputError`` naming ``where`` (file and line)."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"{where}: not valid JSON ({exc.msg})") from None
+    if not isinstance(record, dict):
+        raise BadInputError(f"{where}: must be a JSON object")
+    return record
 
 
 def parse_line(line: str | bytes, session: str, position: int) -> Message | None:

@@ -23,7 +23,7 @@ from memfs.cardstore import load_cards
 from memfs.check import Problem, check_tree
 from memfs.config import Config
 from memfs.errors import BadInputError, MemfsError
-from memfs.gitio import USER
+from memfs.gitio import USER, run_git
 from memfs.ids import check_id
 from memfs.repo import PairRepo
 
@@ -84,11 +84,13 @@ class MemoryStore:
             self._llm = self.services.make_llm(self.config)
         return self._llm
 
-    def pair(self, user: str, character: str, *, create: bool = True) -> MemoryPair:
-        """The pair's handle; creates the repository unless ``create=False``."""
+    def pair(self, user: str, character: str, *, create: bool = True,
+             user_name: str | None = None, character_name: str | None = None) -> MemoryPair:
+        """The pair's handle; creates the repository unless ``create=False`` (with the
+        display names, if given, in its persona)."""
         pair = MemoryPair(self, check_id(user, "user id"), check_id(character, "character id"))
         if create:
-            pair.init()
+            pair.init(user_name=user_name, character_name=character_name)
         return pair
 
     def pairs(self) -> list[tuple[str, str]]:
@@ -125,15 +127,29 @@ class MemoryPair:
             self._repo = PairRepo.open(self.root)
         return self._repo
 
-    def init(self) -> bool:
-        """Create the repository if needed; True when something was created."""
-        self._repo, created = PairRepo.create(self.root, self.user, self.character)
+    def init(self, *, user_name: str | None = None, character_name: str | None = None) -> bool:
+        """Create the repository if needed; True when something was created. Display
+        names only shape a new pair's persona (edit ``system/persona.md`` later)."""
+        self._repo, created = PairRepo.create(self.root, self.user, self.character,
+                                              user_name=user_name, character_name=character_name)
         return created
 
     # -- pins ---------------------------------------------------------------------------------
 
-    def pins(self) -> list[str]:
-        return pinfile.parse_pins(self.repo.read_worktree("system/pins.md") or "").texts()
+    def pins(self, rev: str = "HEAD") -> list[str]:
+        """The pins at ``rev``: committed HEAD by default, which is what the model sees."""
+        return pinfile.parse_pins(self.repo.read_head("system/pins.md", rev) or "").texts()
+
+    def uncommitted(self, *paths: str) -> list[str]:
+        """Files under ``paths`` whose working copy differs from HEAD (hand edits not yet
+        committed, valid or not), new files included."""
+        out = run_git(self.root, "status", "--porcelain", "-z", "--untracked-files=all",
+                      "--", *paths)
+        found = []
+        for entry in out.split("\0"):
+            if len(entry) > 3 and not entry[3:].rsplit("/", 1)[-1].startswith("."):
+                found.append(entry[3:])
+        return sorted(found)
 
     def _pins_text(self) -> str:
         """The pins file as saved; an invalid hand edit is refused, not built upon."""

@@ -11,17 +11,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memfs import history
+from memfs.atomic import atomic_write
 from memfs.compaction import CompactionEvent, pending_events, split_window, write_event
 from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
 from memfs.history import Message
 from memfs.ids import check_id
-from memfs.repo import atomic_write
 from memfs.tokens import count_tokens
 from memfs.window import current_window
 
@@ -30,11 +30,22 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class TurnReport:
+    """What a batch of messages set off: the compaction events, and what became of the
+    dream (``queued``, ``dreamed``, or why not: ``dreaming off``, ``waiting for ...``)."""
+
+    events: list[CompactionEvent] = field(default_factory=list)
+    dream: str | None = None
+
+
+@dataclass
 class TurnOptions:
     """How a batch of messages is handled; ``dream`` is 'queue' (hand the pair to the
-    services' dream queue and return), 'inline' (dream now, in this call) or 'none'."""
+    services' dream queue and return), 'inline' (dream now, in this call) or 'none'.
+    ``report``, when given, is filled in with what happened."""
 
     dream: str = "queue"
+    report: TurnReport | None = None
 
 
 def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
@@ -56,8 +67,12 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
                 event = maybe_compact(pair, ts)
                 if event is not None:
                     events.append(event)
+    if options.report is not None:
+        options.report.events += events
     if events:
-        fire_dream(pair, options.dream)
+        outcome = fire_dream(pair, options.dream)
+        if options.report is not None:
+            options.report.dream = outcome
     return appended
 
 
@@ -155,25 +170,39 @@ def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], l
     return window[:cut], window[cut:]
 
 
-def compact_now(pair: MemoryPair, dream: str = "queue") -> CompactionEvent | None:
+def compact_now(pair: MemoryPair, dream: str = "queue",
+                report: TurnReport | None = None) -> CompactionEvent | None:
     """``/compact``: evict the whole window except the newest exchange, and dream on it."""
     with pair.repo.lock():
         event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True)
     if event is not None:
-        fire_dream(pair, dream)
+        outcome = fire_dream(pair, dream)
+        if report is not None:
+            report.events.append(event)
+            report.dream = outcome
     return event
 
 
-def fire_dream(pair: MemoryPair, mode: str) -> None:
-    """The compaction hook: start dreaming as the dream trigger says."""
-    if mode == "none" or pair.config.dream_trigger == "off":
-        return
-    if pair.config.dream_trigger == "step-count" and _pending_messages(pair) < pair.config.dream_step_count:
-        return
+def window_status(pair: MemoryPair) -> tuple[int, int]:
+    """(messages, tokens) of the recent window: why nothing is pending yet."""
+    window = current_window(pair)
+    return len(window), sum(count_tokens(m.content) for m in window)
+
+
+def fire_dream(pair: MemoryPair, mode: str) -> str:
+    """The compaction hook: start dreaming as the dream trigger says; says what it did."""
+    if mode == "none":
+        return "not started (`memfs dream` runs it)"
+    if pair.config.dream_trigger == "off":
+        return "not started: dream_trigger is off (`memfs dream` runs it)"
+    pending = _pending_messages(pair)
+    if pair.config.dream_trigger == "step-count" and pending < pair.config.dream_step_count:
+        return f"waiting: {pending} of {pair.config.dream_step_count} messages pending"
     if mode == "inline":
-        pair.dream()
-        return
+        merged = pair.dream()
+        return f"dreamed ({len(merged)} merge commit(s))"
     pair.store.services.queue.submit(pair)
+    return "started in the background"
 
 
 def _pending_messages(pair: MemoryPair) -> int:

@@ -333,7 +333,7 @@ def _status(root: Path, event_id: str) -> Iterator[None]:
 
 
 def _write_status(root: Path, data: dict[str, Any]) -> None:
-    from memfs.repo import atomic_write
+    from memfs.atomic import atomic_write
 
     atomic_write(root / STATUS, json.dumps(data) + "\n")
 

@@ -8,7 +8,15 @@ import click
 from rich.table import Table
 
 from memfs.cards import STATUSES, Card
-from memfs.cli.common import State, cli, console, pass_state, print_json, short
+from memfs.cli.common import (
+    State,
+    cli,
+    console,
+    pass_state,
+    print_json,
+    short,
+    warn_uncommitted,
+)
 
 
 @cli.group()
@@ -22,7 +30,9 @@ def card() -> None:
 @pass_state
 def card_ls(state: State, status: str | None, as_json: bool) -> None:
     """List cards (committed HEAD)."""
-    cards = state.pair().cards(status)
+    pair = state.pair()
+    cards = pair.cards(status)
+    warn_uncommitted(pair, "cards")
     if as_json:
         print_json({"cards": [card_json(c) for c in cards]})
         return
@@ -43,7 +53,9 @@ def card_ls(state: State, status: str | None, as_json: bool) -> None:
 @pass_state
 def card_show(state: State, card_id: str, as_json: bool) -> None:
     """Print one card."""
-    c = state.pair().card(card_id)
+    pair = state.pair()
+    c = pair.card(card_id)
+    warn_uncommitted(pair, c.path)
     if as_json:
         print_json(card_json(c))
     else:

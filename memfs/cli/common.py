@@ -58,7 +58,7 @@ def cli(ctx: click.Context, home: str | None, user: str | None, character: str |
 pass_state = click.make_pass_decorator(State)
 
 console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
@@ -81,6 +81,16 @@ def _show_library_warnings() -> None:
     logger = logging.getLogger("memfs.queue")
     if not any(isinstance(h, _WarningLines) for h in logger.handlers):
         logger.addHandler(_WarningLines(logging.WARNING))
+
+
+def warn_uncommitted(pair: MemoryPair, *paths: str) -> None:
+    """One line when what is shown (committed HEAD) is not what is on disk."""
+    changed = pair.uncommitted(*paths)
+    if changed:
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        warn(f"uncommitted hand edit(s) in {shown}: shown is the committed version, what "
+             "the model sees (`memfs diff` shows the edit; `memfs watch` or `memfs check` "
+             "tells if it is valid)")
 
 
 def short(text: str, width: int = 70) -> str:

@@ -6,25 +6,33 @@ import click
 from rich.markup import escape
 
 from memfs.cli.common import State, cli, console, pass_state, print_json
+from memfs.store import MemoryPair
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.option("--wait", "wait", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Seconds to wait for a dream another process is running.")
+@click.option("--no-wait", is_flag=True, help="Return at once if another dream is running.")
 @pass_state
-def dream(state: State, as_json: bool) -> None:
-    """Run dreaming now over pending windows (each becomes one `dream:` merge commit)."""
+def dream(state: State, as_json: bool, wait: float, no_wait: bool) -> None:
+    """Run dreaming now over pending windows (each becomes one `dream:` merge commit).
+
+    If another process is dreaming this pair, waits for it and reports what it merged."""
     from memfs.agent.dream.runner import read_status, run_pending
 
     pair = state.pair()
-    run = run_pending(pair)
+    run = run_pending(pair, wait=0.0 if no_wait else wait)
     if as_json:
         print_json({"busy": run.busy, "dreams": [r.to_json() for r in run.results]})
     elif run.busy:
         status = read_status(pair.root) or {}
         detail = f" (pid {status['pid']}, event {status.get('event')})" if status else ""
-        console.print(f"another dream is running{detail}; try again when it is done")
+        waited = "" if no_wait else f" after waiting {wait:g} s"
+        console.print(f"another dream is still running{detail}{waited}; try again when it "
+                      "is done")
     elif not run.results:
-        console.print("nothing pending")
+        console.print(_nothing_pending(state, pair))
     for result in [] if as_json else run.results:
         if result.status == "merged":
             console.print(f"[magenta]☾ {result.event}[/magenta] merged as "
@@ -41,3 +49,13 @@ def dream(state: State, as_json: bool) -> None:
             console.print(f"    {escape(note)}", style="yellow")
     if any(r.status == "failed" for r in run.results):
         raise click.exceptions.Exit(1)
+
+
+def _nothing_pending(state: State, pair: MemoryPair) -> str:
+    from memfs.turn import window_status
+
+    count, tokens = window_status(pair)
+    budget = state.config.window_budget
+    return (f"nothing pending: every compacted window is dreamed, and the window (holding "
+            f"{count} message(s), {tokens} of its {budget}-token budget) is not compacted "
+            "until it outgrows the budget; `memfs compact` evicts it now")

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import click
 
-from memfs.cli.common import State, cli, console, pass_state, print_json
+from memfs.cli.common import State, cli, console, pass_state, print_json, warn
 
 
 @cli.command()
+@click.option("--name", "user_name", help="The user's display name, for the persona "
+              "(default: none; the user id is not a name).")
+@click.option("--character-name", help="The character's display name (default: its id).")
 @pass_state
-def init(state: State) -> None:
+def init(state: State, user_name: str | None, character_name: str | None) -> None:
     """Create the pair repository (running it again changes nothing)."""
     pair = state.pair_handle()
-    created = pair.init()
-    verb = "created" if created else "already exists:"
-    console.print(f"{verb} {pair.root}")
+    created = pair.init(user_name=user_name, character_name=character_name)
+    if created:
+        console.print(f"created {pair.root}")
+        return
+    console.print(f"already exists: {pair.root}")
+    if user_name or character_name:
+        warn("display names only shape a new pair's persona: edit system/persona.md "
+             "(`memfs watch` commits it)")
 
 
 @cli.command()

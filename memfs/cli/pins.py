@@ -8,7 +8,15 @@ import subprocess
 
 import click
 
-from memfs.cli.common import State, cli, console, pass_state, print_json, warn
+from memfs.cli.common import (
+    State,
+    cli,
+    console,
+    pass_state,
+    print_json,
+    warn,
+    warn_uncommitted,
+)
 from memfs.errors import BadInputError
 from memfs.tokens import count_tokens
 
@@ -34,7 +42,9 @@ def pin_add(state: State, text: tuple[str, ...]) -> None:
 @pass_state
 def pin_ls(state: State, as_json: bool) -> None:
     """List pins, numbered for `pin rm N`."""
-    pins = state.pair().pins()
+    pair = state.pair()
+    pins = pair.pins()
+    warn_uncommitted(pair, "system/pins.md")
     if as_json:
         print_json({"pins": [{"n": i, "text": t} for i, t in enumerate(pins, 1)]})
         return
