@@ -66,10 +66,11 @@ class SubprocessQueue:
     """One detached ``python -m memfs.agent.dream`` per compaction: the library and CLI
     default, so a chat or an ingest never waits for a dream and needs no server."""
 
-    def submit(self, pair: MemoryPair) -> None:
+    def submit(self, pair: MemoryPair) -> str | None:
         from memfs.agent.dream.runner import spawn_dream
 
         spawn_dream(pair)
+        return None
 
     def close(self, wait: bool = True) -> None:
         """Nothing to stop: each dream is its own process and outlives this one."""

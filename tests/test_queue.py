@@ -54,9 +54,9 @@ class RecordingQueue(CeleryQueue):
         super().__init__(url)
         self.events: set[tuple[str, str]] = set()
 
-    def submit(self, pair: MemoryPair) -> None:
+    def submit(self, pair: MemoryPair) -> str:
         self.events |= {(pair.user, e.id) for e in pending_events(pair.root)}
-        super().submit(pair)
+        return super().submit(pair)
 
 
 def make_pairs(store: MemoryStore, users: list[str]) -> list[MemoryPair]:
@@ -199,6 +199,7 @@ def test_redis_down_during_ingest_keeps_messages_and_events_then_drains(
     down, took = ingest("outage")
     assert down.code == 0, down.err
     assert "warning: dream queue redis://127.0.0.1" in down.err and "stay pending" in down.err
+    assert "dream: not queued: the dream queue is unreachable" in down.out
     assert took < 10  # no retry loop on the conversation path
     stranded = pending_events(pair.root)
     assert len(stranded) == 1
@@ -208,6 +209,7 @@ def test_redis_down_during_ingest_keeps_messages_and_events_then_drains(
     again, _ = ingest("after")  # the next compaction sends the stranded event too
     assert again.code == 0 and "warning" not in again.err, again.err
     events = pending_events(pair.root)
+    assert f"dream: queued for a worker ({len(events)} job(s)" in again.out
     assert {e.id for e in stranded} < {e.id for e in events}
     workers(isolated_env, redis.url, "late").wait_ready()
     wait_for(lambda: not pending_events(pair.root), 30, "the worker to drain both events")

@@ -55,15 +55,14 @@ class CeleryQueue:
             self._app = make_app(self.url, publisher=True)
         return self._app
 
-    def submit(self, pair: MemoryPair) -> None:
+    def submit(self, pair: MemoryPair) -> str:
         """Publish a job for each pending event not published recently; never raises for
-        the broker (the events stay pending and a warning is logged)."""
+        the broker (the events stay pending and a warning is logged). Says what it did."""
         due = self._due(pair)
         if not due:
-            return
+            return "already queued for a worker"
         if time.monotonic() < self._down_until:
-            self._warn(pair, due, "it was unreachable moments ago")
-            return
+            return self._warn(pair, due, "it was unreachable moments ago")
         app = self.app
         from kombu.exceptions import KombuError
         from redis.exceptions import RedisError
@@ -78,7 +77,8 @@ class CeleryQueue:
                     sent += 1
         except (KombuError, RedisError, OSError) as exc:
             self._down_until = time.monotonic() + self.cooldown
-            self._warn(pair, due[sent:], _reason(exc))
+            return self._warn(pair, due[sent:], _reason(exc))
+        return f"queued for a worker ({sent} job(s) on {_safe(self.url)})"
 
     def close(self, wait: bool = True) -> None:
         """Nothing runs here: jobs live in Redis, events on disk."""
@@ -94,11 +94,12 @@ class CeleryQueue:
         now = time.time()
         return [e for e in pending if not _sent_since(pair.root, e, now - self.republish_after)]
 
-    def _warn(self, pair: MemoryPair, events: list[str], reason: str) -> None:
+    def _warn(self, pair: MemoryPair, events: list[str], reason: str) -> str:
         log.warning("dream queue %s unreachable (%s): %d compaction event(s) of %s/%s stay "
                     "pending on disk; they are sent with the next compaction, or run "
                     "`memfs dream`", _safe(self.url), reason, len(events), pair.user,
                     pair.character)
+        return "not queued: the dream queue is unreachable; the event stays pending"
 
 
 def _mark(root: Path, event_id: str) -> None:
