@@ -8,7 +8,9 @@ lost; and a Redis outage costs a warning, never a message or a stalled turn.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
+import signal
 import subprocess
 import time
 from collections import Counter
@@ -159,12 +161,26 @@ def test_a_worker_killed_mid_dream_leaves_its_job_to_another_merged_once(
     pair.add_messages(conversation(5, "alex"))
     (event,) = pending_events(pair.root)
     doomed = workers(isolated_env, redis.url, "doomed", redeliver_after=2,
-                     env={"MEMFS_DREAM_PAUSE_AT": "merge", "MEMFS_DREAM_PAUSE_SECONDS": "120"})
-    wait_for(lambda: (read_status(pair.root) or {}).get("paused") is True, 30,
-             "the first worker to pause just before its merge")
-    dreaming_pid = read_status(pair.root)["pid"]  # type: ignore[index]
+                     env={"MEMFS_DREAM_PAUSE_AT": "merge", "MEMFS_DREAM_PAUSE_SECONDS": "8"})
+
+    def paused_in(pid: int | None = None) -> int:
+        status: dict[str, Any] = {}
+
+        def check() -> bool:
+            status.update(read_status(pair.root) or {"paused": False})
+            return status["paused"] is True and status["pid"] != pid
+
+        wait_for(check, 30, "a dream paused just before its merge")
+        return int(status["pid"])
+
+    # The dreaming process dies: its worker puts the job back at once and dreams it again.
+    first = paused_in()
+    os.kill(first, signal.SIGKILL)
+    second = paused_in(first)
+    assert "WorkerLostError" in doomed.text()
+    # Then the whole worker dies (every process of it): another worker gets the job.
     doomed.kill9()
-    wait_for(lambda: dead(dreaming_pid), 5, "the paused dream's process to die")
+    wait_for(lambda: dead(second), 5, "the paused dream's process to die")
     assert merged_events(pair)[event.id] == 0 and pending_events(pair.root) == [event]
 
     rescuer = workers(isolated_env, redis.url, "rescuer", redeliver_after=2).wait_ready()
