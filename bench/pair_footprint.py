@@ -21,6 +21,7 @@ import argparse
 import json
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,32 @@ def _cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def turn_costs(root: Path, home: Path) -> dict[str, float]:
+    """At the end of the month: what one more exchange and the derived window cost (both
+    read the pair's whole first-parent history), medians of 5."""
+    from memfs.window import current_window
+
+    pair = MemoryStore(home).pair(root.parent.name, root.name, create=False)
+    window, turn = [], []
+    for i in range(5):
+        started = time.perf_counter()
+        current_window(pair)
+        window.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        add_messages(pair, [{"role": "user", "content": f"one more {i}"},
+                            {"role": "assistant", "content": f"noted {i}"}],
+                     options=TurnOptions(dream="none"))
+        turn.append(time.perf_counter() - started)
+    commits = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=root, check=True,
+                             capture_output=True, text=True).stdout.strip()
+    loose = subprocess.run(["git", "count-objects", "-v"], cwd=root, check=True,
+                           capture_output=True, text=True).stdout
+    counts = dict(line.split(": ") for line in loose.splitlines())
+    return {"commits": int(commits), "loose_objects": int(counts["count"]),
+            "window_ms": round(1000 * statistics.median(window), 1),
+            "exchange_ms": round(1000 * statistics.median(turn), 1)}
 
 
 def du(path: Path) -> int:
@@ -112,16 +139,20 @@ def main() -> None:
     parser.add_argument("--per-day", type=int, default=50)
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure the pair already built in --out (skip building it)")
     args = parser.parse_args()
     home = args.out or Path(tempfile.mkdtemp(prefix="memfs-footprint-"))
-    built = build(home, args.days, args.per_day)
     root = home / "alex" / "mira"
+    built = {} if args.reuse else build(home, args.days, args.per_day)
     users = ["alex"] + [f"copy{i}" for i in range(1, args.pairs)]
     for user in users[1:]:
-        shutil.copytree(root, home / user / "mira", symlinks=True)
+        if not (home / user / "mira").exists():
+            shutil.copytree(root, home / user / "mira", symlinks=True)
     mem = memory(home, users)
     sizes = disk(root)  # after the memory run: the index exists now
-    print(json.dumps({**built, **sizes, **mem}, indent=2))
+    costs = turn_costs(home / "copy1" / "mira", home) if args.pairs > 1 else {}
+    print(json.dumps({**built, **sizes, **mem, **costs}, indent=2))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -30,14 +31,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from companion_text import days  # noqa: E402
-
 from memfs.agent.dream.runner import run_pending  # noqa: E402
 from memfs.agent.jobs.publisher import CeleryQueue  # noqa: E402
+
 from memfs.app import MemoryStore  # noqa: E402
 from memfs.compaction import pending_events  # noqa: E402
 from memfs.turn import TurnOptions, add_messages, end_session  # noqa: E402
 from tests.queue_support import RedisServer, Worker, wait_for  # noqa: E402
 
+MEMORY: list[dict[str, int]] = []
+"""PSS of each worker's processes after a run (main and pool)."""
 LAYOUTS = {"inline": (0, 1), "1 worker": (1, 1), "2 workers": (2, 1), "1 worker x2": (1, 2)}
 
 
@@ -49,7 +52,15 @@ def template(folder: Path) -> Path:
     return pair.root
 
 
-def run(layout: str, tmpl: Path, pairs: int, redis: RedisServer, scratch: Path) -> float:
+def _own_cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run(layout: str, tmpl: Path, pairs: int, redis: RedisServer,
+        scratch: Path) -> tuple[float, float]:
+    """(dreams per minute of wall time, CPU seconds per dream) for one run."""
     home = scratch / f"home-{time.monotonic_ns()}"
     users = [f"u{i:03d}" for i in range(pairs)]
     for user in users:
@@ -63,6 +74,7 @@ def run(layout: str, tmpl: Path, pairs: int, redis: RedisServer, scratch: Path) 
     try:
         for worker in workers:
             worker.wait_ready()
+        cpu = sum(w.cpu_seconds() for w in workers) + (_own_cpu() if count == 0 else 0.0)
         started = time.perf_counter()
         if count == 0:
             for pair in handles:
@@ -74,11 +86,14 @@ def run(layout: str, tmpl: Path, pairs: int, redis: RedisServer, scratch: Path) 
             wait_for(lambda: all(not pending_events(p.root) for p in handles), 1800,
                      "the queue to drain", step=0.05)
         elapsed = time.perf_counter() - started
+        cpu = sum(w.cpu_seconds() for w in workers) + (_own_cpu() if count == 0 else 0.0) - cpu
+        for worker in workers:
+            MEMORY.append(worker.memory())
     finally:
         for worker in workers:
             worker.stop()
     shutil.rmtree(home, ignore_errors=True)
-    return events / elapsed * 60
+    return events / elapsed * 60, cpu / events
 
 
 def main() -> None:
@@ -94,21 +109,32 @@ def main() -> None:
     redis = RedisServer(scratch / "redis").start()
     print(f"load before: {os.getloadavg()}; {args.pairs} pairs x {per_pair} event(s)")
     rates: dict[str, list[float]] = {name: [] for name in LAYOUTS}
+    cpus: dict[str, list[float]] = {name: [] for name in LAYOUTS}
     try:
         for _ in range(args.rounds):
             for layout in LAYOUTS:
-                rates[layout].append(run(layout, tmpl, args.pairs, redis, scratch))
-                print(f"  {layout}: {rates[layout][-1]:.1f} dreams/min", flush=True)
+                rate, cpu = run(layout, tmpl, args.pairs, redis, scratch)
+                rates[layout].append(rate)
+                cpus[layout].append(cpu)
+                print(f"  {layout}: {rate:.1f} dreams/min, {cpu:.2f} CPU-s per dream, "
+                      f"load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         redis.stop()
     print(f"load after: {os.getloadavg()}")
     base = statistics.median(rates["inline"])
-    print("| layout | dreams/min (median) | runs | vs inline |")
-    print("|---|---|---|---|")
+    print("| layout | dreams/min (median) | runs | vs inline | CPU-s per dream (median) |")
+    print("|---|---|---|---|---|")
     for layout, values in rates.items():
         med = statistics.median(values)
         runs = ", ".join(f"{v:.0f}" for v in values)
-        print(f"| {layout} | {med:.1f} | {runs} | {med / base:.2f}x |")
+        print(f"| {layout} | {med:.1f} | {runs} | {med / base:.2f}x | "
+              f"{statistics.median(cpus[layout]):.2f} |")
+    mains = [m.pop("main") for m in MEMORY if "main" in m]
+    pool = [v for m in MEMORY for v in m.values()]
+    mib = 1024 * 1024
+    print(f"worker memory after a run (PSS): main process median {statistics.median(mains) / mib:.0f}"
+          f" MiB, each pool process median {statistics.median(pool) / mib:.0f} MiB "
+          f"(max {max(pool) / mib:.0f})")
     shutil.rmtree(scratch, ignore_errors=True)
 
 

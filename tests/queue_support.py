@@ -1,6 +1,8 @@
 """Real parts for the dream-queue tests: a Debian ``redis-server`` on a free loopback port,
 and ``memfs worker`` processes (real Celery workers), each in its own process group so a
-test can ``kill -9`` a whole worker the way a machine dies.
+test can ``kill -9`` a whole worker the way a machine dies. (A process group, not a new
+session: with the kernel's autogroup scheduling each session gets an equal CPU share, so
+two workers in two sessions would get twice the machine that one worker gets.)
 
 CI installs Redis with ``apt-get install -y redis-server``; without it these tests fail
 (they do not skip): the queue is only tested against the real broker.
@@ -98,7 +100,7 @@ class Worker:
             [str(MEMFS), "--home", str(home), "worker", "--queue", url,
              "--concurrency", str(concurrency), "--redeliver-after", str(redeliver_after)],
             stdout=log.open("ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})}, start_new_session=True)
+            env={**os.environ, **(env or {})}, process_group=0)
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -111,6 +113,45 @@ class Worker:
 
         wait_for(ready, timeout, "the worker to be ready")
         return self
+
+    def _group(self) -> list[Path]:
+        """``/proc/<pid>`` of every live process in the worker's process group."""
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[2]) == self.proc.pid:
+                found.append(stat.parent)
+        return found
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the worker so far: each live process's own and that of the children
+        it has reaped (git, the hooks), so nothing is counted twice."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for proc in self._group():
+            try:
+                fields = (proc / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        return total / ticks
+
+    def memory(self) -> dict[str, int]:
+        """Proportional set size (bytes; shared pages split between the processes that
+        share them) of each process of the worker: the main process and its pool."""
+        out: dict[str, int] = {}
+        for proc in self._group():
+            try:
+                rollup = (proc / "smaps_rollup").read_text()
+            except OSError:
+                continue
+            pss = next(int(line.split()[1]) for line in rollup.splitlines()
+                       if line.startswith("Pss:"))
+            out["main" if proc.name == str(self.proc.pid) else proc.name] = pss * 1024
+        return out
 
     def kill9(self) -> None:
         """The machine dies: SIGKILL to the worker and every process it forked."""

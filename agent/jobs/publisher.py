@@ -61,23 +61,24 @@ class CeleryQueue:
         due = self._due(pair)
         if not due:
             return "already queued for a worker"
-        if time.monotonic() < self._down_until:
-            return self._warn(pair, due, "it was unreachable moments ago")
         app = self.app
         from kombu.exceptions import KombuError
         from redis.exceptions import RedisError
 
         sent = 0
-        try:
-            with self._lock, app.connection_for_write() as conn:
-                for event_id in due:
-                    app.send_task(TASK, args=[pair.user, pair.character, event_id],
-                                  queue=QUEUE, connection=conn, retry=False)
-                    _mark(pair.root, event_id)
-                    sent += 1
-        except (KombuError, RedisError, OSError) as exc:
-            self._down_until = time.monotonic() + self.cooldown
-            return self._warn(pair, due[sent:], _reason(exc))
+        with self._lock:  # one publisher at a time; the one after a failure sees it
+            if time.monotonic() < self._down_until:
+                return self._warn(pair, due, "it was unreachable moments ago")
+            try:
+                with app.connection_for_write() as conn:
+                    for event_id in due:
+                        app.send_task(TASK, args=[pair.user, pair.character, event_id],
+                                      queue=QUEUE, connection=conn, retry=False)
+                        _mark(pair.root, event_id)
+                        sent += 1
+            except (KombuError, RedisError, OSError) as exc:
+                self._down_until = time.monotonic() + self.cooldown
+                return self._warn(pair, due[sent:], _reason(exc))
         return f"queued for a worker ({sent} job(s) on {_safe(self.url)})"
 
     def close(self, wait: bool = True) -> None:
