@@ -100,7 +100,8 @@ class CeleryQueue:
                     "pending on disk; they are sent with the next compaction, or run "
                     "`memfs dream`", _safe(self.url), reason, len(events), pair.user,
                     pair.character)
-        return "not queued: the dream queue is unreachable; the event stays pending"
+        return (f"not queued: the dream queue is unreachable; {len(events)} event(s) stay "
+                "pending (`memfs dream` runs them)")
 
 
 def _mark(root: Path, event_id: str) -> None:
