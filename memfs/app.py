@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memfs import store
-from memfs.config import check_queue_url
+from memfs.config import check_queue_url, is_celery_queue
 
 if TYPE_CHECKING:
     from memfs.services import DreamQueue, Services
@@ -29,10 +29,11 @@ class MemoryStore(store.MemoryStore):
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if isinstance(queue, str):
-            check_queue_url(queue)
+            check_queue_url(queue, celery_only=True)
         self._queue = queue
 
     def _default_services(self) -> Services:
         from memfs.agent.services import default_services
 
-        return default_services(self._queue or self.config.queue)
+        configured = self.config.queue if is_celery_queue(self.config.queue) else None
+        return default_services(self._queue or configured)

@@ -44,7 +44,8 @@ class Config:
     dream_model: str | None = None
     queue: str | None = None
     """``redis://host:port/db``: dreams become Celery jobs for ``memfs worker`` processes.
-    None (the default): each compaction dreams on this machine and no Redis is needed."""
+    None (the default): each compaction dreams on this machine and no Redis is needed
+    (``threads://``: the same, in ``memfs serve``'s pool of threads)."""
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -61,15 +62,28 @@ _ENV = {
     "MEMFS_QUEUE": "queue",
 }
 
-QUEUE_SCHEMES = ("redis://", "rediss://")
+CELERY_SCHEMES = ("redis://", "rediss://")
+"""A queue URL with one of these sends dreams to Celery workers (``memfs worker``)."""
+POOL_SCHEME = "threads://"
+"""``threads://?workers=N``: ``memfs serve``'s own pool of dream threads. The CLI and the
+library have no pool: for them it means what no queue means (a subprocess per dream)."""
 
 
-def check_queue_url(url: str) -> str:
-    """A dream queue URL as given (``redis://host:port/db``), or ``BadInputError``."""
-    if not isinstance(url, str) or not url.startswith(QUEUE_SCHEMES) or \
-            len(url) <= len(url.split("://")[0]) + 3 or any(c.isspace() for c in url):
-        raise BadInputError(f"queue: must be a redis://host:port/db URL (got {url!r})")
-    return url
+def is_celery_queue(url: str | None) -> bool:
+    return isinstance(url, str) and url.startswith(CELERY_SCHEMES)
+
+
+def check_queue_url(url: str, *, celery_only: bool = False) -> str:
+    """A dream queue URL as given, or ``BadInputError``: ``redis://host:port/db``, and
+    unless ``celery_only``, ``threads://...``."""
+    if isinstance(url, str) and not any(c.isspace() for c in url):
+        if is_celery_queue(url) and len(url) > len(url.split("://")[0]) + 3:
+            return url
+        if not celery_only and url.startswith(POOL_SCHEME):
+            return url
+    allowed = "a redis://host:port/db URL" if celery_only else \
+        "redis://host:port/db (Celery workers) or threads:// (memfs serve's own pool)"
+    raise BadInputError(f"queue: must be {allowed} (got {url!r})")
 
 
 def load_config(env: Mapping[str, str] = os.environ, home: str | None = None) -> Config:

@@ -42,7 +42,7 @@ class CeleryQueue:
 
     def __init__(self, url: str, *, cooldown: float = 30.0,
                  republish_after: float = REDELIVER_AFTER) -> None:
-        self.url = check_queue_url(url)
+        self.url = check_queue_url(url, celery_only=True)
         self.cooldown = cooldown
         self.republish_after = republish_after
         self._app: Celery | None = None

@@ -37,5 +37,5 @@ def worker(state: State, queue_url: str | None, concurrency: int | None,
     home = state.config.home
     if not home.is_dir():
         raise BadInputError(f"{home}: no such memory home (run `memfs init` for a pair first)")
-    run_worker(check_queue_url(url), home, concurrency=concurrency or os.cpu_count() or 1,
+    run_worker(check_queue_url(url, celery_only=True), home, concurrency=concurrency or os.cpu_count() or 1,
                redeliver_after=redeliver_after or REDELIVER_AFTER)
