@@ -94,11 +94,13 @@ class Worker:
     """``memfs --home HOME worker --queue URL`` in its own process group."""
 
     def __init__(self, home: Path, url: str, log: Path, *, concurrency: int = 1,
-                 redeliver_after: float = 600.0, env: dict[str, str] | None = None) -> None:
+                 redeliver_after: float = 600.0, sweep_every: float = 0.0,
+                 env: dict[str, str] | None = None) -> None:
         self.log = log
         self.proc = subprocess.Popen(
             [str(MEMFS), "--home", str(home), "worker", "--queue", url,
-             "--concurrency", str(concurrency), "--redeliver-after", str(redeliver_after)],
+             "--concurrency", str(concurrency), "--redeliver-after", str(redeliver_after),
+             "--sweep-every", str(sweep_every)],
             stdout=log.open("ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, **(env or {})}, process_group=0)
 

@@ -120,12 +120,17 @@ def _store(home: str | None) -> MemoryStore:
 
 
 def run_worker(url: str, home: Path, *, concurrency: int,
-               redeliver_after: float = REDELIVER_AFTER) -> None:
+               redeliver_after: float = REDELIVER_AFTER, sweep_every: float = 0.0) -> None:
     """Run a Celery worker (prefork, ``concurrency`` processes) over ``home`` until stopped.
 
     SIGTERM is a warm shutdown (running dreams finish); a killed worker's jobs are
-    delivered again (see the module docstring)."""
+    delivered again (see the module docstring). With ``sweep_every`` > 0 the worker also
+    republishes events an outage stranded (``sweep``)."""
     app = make_app(url, publisher=False, redeliver_after=redeliver_after, home=home)
+    if sweep_every > 0:
+        from memfs.agent.jobs.sweep import sweep_step
+
+        app.steps["worker"].add(sweep_step(home, url, sweep_every, redeliver_after))
     app.worker_main(["worker", f"--concurrency={concurrency}", "--pool=prefork",
                      f"--queues={QUEUE}", f"--hostname=memfs-{os.getpid()}@%h",
                      "--loglevel=INFO", "--without-mingle", "--without-gossip"])

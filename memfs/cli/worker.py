@@ -21,9 +21,13 @@ from memfs.errors import BadInputError
               metavar="SECONDS",
               help="Give a dead worker's job to another after this long (default 600; "
                    "keep it above your longest dream).")
+@click.option("--sweep-every", type=click.FloatRange(0.0, None), default=600.0,
+              show_default=True, metavar="SECONDS",
+              help="Look this often for compaction events an outage left unsent, and send "
+                   "them (0: never).")
 @pass_state
 def worker(state: State, queue_url: str | None, concurrency: int | None,
-           redeliver_after: float | None) -> None:
+           redeliver_after: float | None, sweep_every: float) -> None:
     """Take dream jobs from the queue and dream them here, until stopped (SIGTERM, Ctrl-C).
 
     Every worker of a home must see the same pair repositories (one shared volume);
@@ -37,5 +41,6 @@ def worker(state: State, queue_url: str | None, concurrency: int | None,
     home = state.config.home
     if not home.is_dir():
         raise BadInputError(f"{home}: no such memory home (run `memfs init` for a pair first)")
-    run_worker(check_queue_url(url, celery_only=True), home, concurrency=concurrency or os.cpu_count() or 1,
-               redeliver_after=redeliver_after or REDELIVER_AFTER)
+    run_worker(check_queue_url(url, celery_only=True), home,
+               concurrency=concurrency or os.cpu_count() or 1,
+               redeliver_after=redeliver_after or REDELIVER_AFTER, sweep_every=sweep_every)
