@@ -126,7 +126,7 @@ def _run_locked(pair: MemoryPair, llm: LLM | None, now: dt.datetime | None,
             results.append(DreamResult(event_id, "already-dreamed", merge=merge,
                                        notes=["dreamed by the run this call waited for"]))
     if events and extractor is None:
-        extractor = make_extractor(llm or dream_llm(pair))
+        extractor = make_extractor(llm or dream_llm(pair), pair)
     results += [dream_once(pair, e, llm, now, extractor=extractor) for e in events]
     return PendingRun(busy=False, results=results)
 
@@ -145,7 +145,7 @@ def dream_once(pair: MemoryPair, event: CompactionEvent, llm: LLM | None = None,
                 remove_event(pair.root, event.id)
                 _log(pair.root, f"{event.id}: already dreamed in {done[:10]}; event removed")
                 return DreamResult(event.id, "already-dreamed", merge=done)
-            return _dream(pair, event, extractor or make_extractor(llm or dream_llm(pair)),
+            return _dream(pair, event, extractor or make_extractor(llm or dream_llm(pair), pair),
                           now or pair.now())
 
 
@@ -159,12 +159,13 @@ def dream_llm(pair: MemoryPair) -> LLM:
     return get_llm(provider, model)
 
 
-def make_extractor(llm: LLM) -> Extractor:
-    """Offline rules when the provider is offline, otherwise the model's tool call."""
+def make_extractor(llm: LLM, pair: MemoryPair | None = None) -> Extractor:
+    """The model's tool call, or offline the embedding extractor (with the pair's own embedding
+    model) fronting the rules; with no pair, the rules alone."""
     if llm.name == "offline":
-        from memfs.agent.dream.extract_offline import extract_offline
+        from memfs.agent.dream.extract_offline import OfflineExtractor
 
-        return extract_offline
+        return OfflineExtractor(pair.store.embedder if pair is not None else None)
 
     from memfs.agent.dream.extract_llm import extract_with_llm
 
@@ -194,7 +195,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         summary = _read(tree.path / "summary.md")
         extraction = due_expiries(extractor(window, active, summary, now), active, now.date())
         apply_ops(pair.repo, tree.path, extraction, {c.id: c for c in cards}, now, event,
-                  result.notes)
+                  result.notes, window=window)
         result.commits = worktree.branch_subjects(root, tree)
         if not result.commits:
             _nothing_kept(pair, tree, event)
