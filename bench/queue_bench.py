@@ -11,7 +11,11 @@ clock starts; the clock runs from publishing the first job to the last merge. La
 - ``inline``: the baseline, no queue: one process dreaming the same events in a loop;
 - ``1 worker``: ``memfs worker --concurrency 1``;
 - ``2 workers``: two such workers (two machines' worth of workers, here on one);
-- ``1 worker x2``: one worker with ``--concurrency 2``.
+- ``1 worker, rules only``: one worker with ``offline_extractor = "rules"`` (no model).
+
+All but the last dream with the shipped offline extractor (the embedding extractor
+fronting the rules). Each pool process dreams one warm-up job before the clock starts
+(its first dream loads the model, once for its life).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -39,9 +44,30 @@ from memfs.compaction import pending_events  # noqa: E402
 from memfs.turn import TurnOptions, add_messages, end_session  # noqa: E402
 from tests.queue_support import RedisServer, Worker, wait_for  # noqa: E402
 
-MEMORY: list[dict[str, int]] = []
+MEMORY: list[tuple[str, dict[str, int]]] = []
 """PSS of each worker's processes after a run (main and pool)."""
-LAYOUTS = {"inline": (0, 1), "1 worker": (1, 1), "2 workers": (2, 1), "1 worker x2": (1, 2)}
+LAYOUTS = {"inline": (0, 1, "embedding"), "1 worker": (1, 1, "embedding"),
+           "2 workers": (2, 1, "embedding"), "1 worker, rules only": (1, 1, "rules")}
+"""layout: (workers, --concurrency, offline_extractor)."""
+
+
+def warm_up(home: Path, redis: RedisServer, jobs: int) -> None:
+    """One dream per pool process before the clock: a pool process loads what its first
+    dream needs (the embedding model) once for its whole life."""
+    pairs = []
+    for n in range(jobs):
+        root = home / f"warm{n}" / "mira"
+        shutil.copytree(TEMPLATE, root, symlinks=True)
+        pairs.append(MemoryStore(home).pair(f"warm{n}", "mira", create=False))
+    queue = CeleryQueue(redis.url)
+    for pair in pairs:
+        queue.submit(pair)
+    wait_for(lambda: all(not pending_events(p.root) for p in pairs), 600, "the warm-up dreams")
+
+
+TEMPLATE = Path()
+INLINE_EMBEDDER: list[Any] = []
+"""The bench process's own model, loaded once, for the inline baseline."""
 
 
 def template(folder: Path) -> Path:
@@ -65,15 +91,17 @@ def run(layout: str, tmpl: Path, pairs: int, redis: RedisServer,
     users = [f"u{i:03d}" for i in range(pairs)]
     for user in users:
         shutil.copytree(tmpl, home / user / "mira", symlinks=True)
-    store = MemoryStore(home)
+    store = MemoryStore(home, embedder=INLINE_EMBEDDER[0] if INLINE_EMBEDDER else None)
     handles = [store.pair(u, "mira", create=False) for u in users]
     events = sum(len(pending_events(p.root)) for p in handles)
-    count, concurrency = LAYOUTS[layout]
-    workers = [Worker(home, redis.url, scratch / f"{layout}-{n}.log", concurrency=concurrency)
-               for n in range(count)]
+    count, concurrency, extractor = LAYOUTS[layout]
+    workers = [Worker(home, redis.url, scratch / f"{layout}-{n}.log", concurrency=concurrency,
+                      env={"MEMFS_OFFLINE_EXTRACTOR": extractor}) for n in range(count)]
     try:
         for worker in workers:
             worker.wait_ready()
+        if count:
+            warm_up(home, redis, count * concurrency)
         cpu = sum(w.cpu_seconds() for w in workers) + (_own_cpu() if count == 0 else 0.0)
         started = time.perf_counter()
         if count == 0:
@@ -88,7 +116,7 @@ def run(layout: str, tmpl: Path, pairs: int, redis: RedisServer,
         elapsed = time.perf_counter() - started
         cpu = sum(w.cpu_seconds() for w in workers) + (_own_cpu() if count == 0 else 0.0) - cpu
         for worker in workers:
-            MEMORY.append(worker.memory())
+            MEMORY.append((layout, worker.memory()))
     finally:
         for worker in workers:
             worker.stop()
@@ -104,7 +132,10 @@ def main() -> None:
     import memfs.agent.dream.extract_offline  # noqa: F401 - the inline baseline starts warm
 
     scratch = Path(tempfile.mkdtemp(prefix="memfs-queue-bench-"))
-    tmpl = template(scratch / "template")
+    global TEMPLATE
+    tmpl = TEMPLATE = template(scratch / "template")
+    INLINE_EMBEDDER.append(MemoryStore(scratch).embedder)  # the inline baseline starts warm
+    INLINE_EMBEDDER[0].embed(["warm up"])
     per_pair = len(pending_events(tmpl))
     redis = RedisServer(scratch / "redis").start()
     print(f"load before: {os.getloadavg()}; {args.pairs} pairs x {per_pair} event(s)")
@@ -129,12 +160,16 @@ def main() -> None:
         runs = ", ".join(f"{v:.0f}" for v in values)
         print(f"| {layout} | {med:.1f} | {runs} | {med / base:.2f}x | "
               f"{statistics.median(cpus[layout]):.2f} |")
-    mains = [m.pop("main") for m in MEMORY if "main" in m]
-    pool = [v for m in MEMORY for v in m.values()]
     mib = 1024 * 1024
-    print(f"worker memory after a run (PSS): main process median {statistics.median(mains) / mib:.0f}"
-          f" MiB, each pool process median {statistics.median(pool) / mib:.0f} MiB "
-          f"(max {max(pool) / mib:.0f})")
+    for name in LAYOUTS:
+        rows = [dict(m) for layout, m in MEMORY if layout == name]
+        if not rows:
+            continue
+        mains = [m.pop("main") for m in rows if "main" in m]
+        pool = [v for m in rows for v in m.values()]
+        print(f"worker memory after a run (PSS), {name}: main process "
+              f"{statistics.median(mains) / mib:.0f} MiB, each pool process "
+              f"{statistics.median(pool) / mib:.0f} MiB (max {max(pool) / mib:.0f})")
     shutil.rmtree(scratch, ignore_errors=True)
 
 

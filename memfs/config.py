@@ -17,6 +17,7 @@ from typing import Any
 from memfs.errors import BadInputError
 
 TRIGGERS = ("compaction-event", "step-count", "off")
+OFFLINE_EXTRACTORS = ("embedding", "rules")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class Config:
     llm_model: str | None = None
     dream_provider: str | None = None
     dream_model: str | None = None
+    offline_extractor: str = "embedding"
+    """Offline dreaming: the embedding extractor fronting the rules (loads the embedding
+    model in every dreaming process), or ``rules`` alone (no model: a dream worker stays
+    at ~70 MiB instead of carrying torch)."""
     queue: str | None = None
     """``redis://host:port/db``: dreams become Celery jobs for ``memfs worker`` processes.
     None (the default): each compaction dreams on this machine and no Redis is needed
@@ -59,7 +64,7 @@ _ENV = {
     "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
     "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
     "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
-    "MEMFS_QUEUE": "queue",
+    "MEMFS_QUEUE": "queue", "MEMFS_OFFLINE_EXTRACTOR": "offline_extractor",
 }
 
 CELERY_SCHEMES = ("redis://", "rediss://")
@@ -122,4 +127,6 @@ def _build(values: dict[str, Any], path: Path) -> Config:
     for name in ("compaction_trigger", "dream_trigger"):
         if getattr(config, name) not in TRIGGERS:
             raise BadInputError(f"{name}: must be one of {', '.join(TRIGGERS)}")
+    if config.offline_extractor not in OFFLINE_EXTRACTORS:
+        raise BadInputError(f"offline_extractor: must be one of {', '.join(OFFLINE_EXTRACTORS)}")
     return config

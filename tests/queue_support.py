@@ -91,7 +91,11 @@ class RedisServer:
 
 
 class Worker:
-    """``memfs --home HOME worker --queue URL`` in its own process group."""
+    """``memfs --home HOME worker --queue URL`` in its own process group.
+
+    Its dreams use the offline rules alone (``MEMFS_OFFLINE_EXTRACTOR=rules``): the queue
+    tests assert what happens to jobs, not what a dream keeps, and the embedding extractor
+    would load the model in every pool process. ``env`` may say otherwise (the bench does)."""
 
     def __init__(self, home: Path, url: str, log: Path, *, concurrency: int = 1,
                  redeliver_after: float = 600.0, sweep_every: float = 0.0,
@@ -102,7 +106,8 @@ class Worker:
              "--concurrency", str(concurrency), "--redeliver-after", str(redeliver_after),
              "--sweep-every", str(sweep_every)],
             stdout=log.open("ab"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})}, process_group=0)
+            env={**os.environ, "MEMFS_OFFLINE_EXTRACTOR": "rules", **(env or {})},
+            process_group=0)
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""

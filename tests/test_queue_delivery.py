@@ -11,13 +11,14 @@ from memfs.agent.jobs.delivery import deliver
 
 from memfs.app import MemoryStore
 from memfs.compaction import pending_events
-from memfs.config import Config
-from memfs.errors import InvalidIdError, NotARepoError
+from memfs.config import Config, load_config
+from memfs.errors import BadInputError, InvalidIdError, NotARepoError
 from tests.test_queue import conversation
 
 
 def test_a_job_dreams_once_and_its_repeats_do_nothing(isolated_env: Path) -> None:
-    store = MemoryStore(isolated_env, config=Config(window_budget=60, dream_trigger="off"))
+    store = MemoryStore(isolated_env, config=Config(window_budget=60, dream_trigger="off",
+                                                    offline_extractor="rules"))
     pair = store.pair("alex", "mira")
     pair.add_messages(conversation(5, "alex"))
     (event,) = pending_events(pair.root)
@@ -43,3 +44,15 @@ def test_a_job_for_a_pair_this_home_does_not_have_is_an_error(isolated_env: Path
     with pytest.raises(NotARepoError):
         deliver(MemoryStore(isolated_env), "nobody", "mira", "e-1")
     assert not (isolated_env / "nobody").exists()
+
+
+def test_a_rules_only_worker_never_loads_the_embedding_model(isolated_env: Path) -> None:
+    from memfs.agent.dream.runner import make_extractor
+    from memfs.agent.llm.registry import get_llm
+
+    store = MemoryStore(isolated_env, config=Config(offline_extractor="rules"))
+    extractor = make_extractor(get_llm("offline", None), store.pair("alex", "mira"))
+    assert extractor.embedder is None  # type: ignore[attr-defined]
+    assert store._embedder is None
+    with pytest.raises(BadInputError, match="offline_extractor: must be one of embedding, rules"):
+        load_config({"MEMFS_OFFLINE_EXTRACTOR": "model"}, str(isolated_env))
