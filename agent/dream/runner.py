@@ -165,8 +165,9 @@ def make_extractor(llm: LLM, pair: MemoryPair | None = None) -> Extractor:
     if llm.name == "offline":
         from memfs.agent.dream.extract_offline import OfflineExtractor
 
-        rules_only = pair is None or pair.config.offline_extractor == "rules"
-        return OfflineExtractor(None if rules_only else pair.store.embedder)
+        if pair is None or pair.config.offline_extractor == "rules":
+            return OfflineExtractor(None)
+        return OfflineExtractor(pair.store.embedder)
 
     from memfs.agent.dream.extract_llm import extract_with_llm
 
