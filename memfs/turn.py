@@ -276,8 +276,8 @@ def fire_dream(pair: MemoryPair, mode: str) -> str:
     if mode == "inline":
         merged = pair.dream()
         return f"dreamed ({len(merged)} merge commit(s))"
-    pair.store.services.queue.submit(pair)
-    return "started in the background"
+    said = pair.store.services.queue.submit(pair)
+    return said or "started in the background"
 
 
 def _pending_messages(pair: MemoryPair) -> int:

@@ -172,11 +172,13 @@ def dream_llm(pair: MemoryPair) -> LLM:
 
 def make_extractor(llm: LLM, pair: MemoryPair | None = None) -> Extractor:
     """The model's tool call, or offline the embedding extractor (with the pair's own embedding
-    model) fronting the rules; with no pair, the rules alone."""
+    model) fronting the rules; with no pair, or ``offline_extractor = "rules"``, the rules alone."""
     if llm.name == "offline":
         from memfs.agent.dream.extract_offline import OfflineExtractor
 
-        return OfflineExtractor(pair.store.embedder if pair is not None else None)
+        if pair is None or pair.config.offline_extractor == "rules":
+            return OfflineExtractor(None)
+        return OfflineExtractor(pair.store.embedder)
 
     from memfs.agent.dream.extract_llm import extract_with_llm
 

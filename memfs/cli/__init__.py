@@ -16,7 +16,8 @@ from memfs.cli import cards, history, pair, pins  # noqa: F401
 from memfs.cli.common import cli
 from memfs.errors import MemfsError
 
-for _optional in ("search", "turn", "dream", "watch", "evals", "demo", "keys", "serve"):
+for _optional in ("search", "turn", "dream", "watch", "evals", "demo", "keys", "serve",
+                  "worker"):
     try:
         __import__(f"memfs.cli.{_optional}")
     except ModuleNotFoundError as _exc:  # a command group still being written

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from memfs.app import MemoryStore
 from memfs.config import Config, load_config
@@ -50,6 +52,7 @@ def cli(ctx: click.Context, home: str | None, user: str | None, character: str |
     """memfs: long-term memory for AI companions, as git repositories of Markdown."""
     config = load_config(home=home).with_(user=user, character=character)
     ctx.obj = State(config)
+    _show_library_warnings()
 
 
 pass_state = click.make_pass_decorator(State)
@@ -65,6 +68,19 @@ def print_json(data: Any) -> None:
 
 def warn(text: str) -> None:
     err_console.print(f"[yellow]warning:[/yellow] {text}")
+
+
+class _WarningLines(logging.Handler):
+    """The library's warnings (a dream queue it could not reach) as ``warning:`` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        warn(escape(record.getMessage()))
+
+
+def _show_library_warnings() -> None:
+    logger = logging.getLogger("memfs.queue")
+    if not any(isinstance(h, _WarningLines) for h in logger.handlers):
+        logger.addHandler(_WarningLines(logging.WARNING))
 
 
 def warn_uncommitted(pair: MemoryPair, *paths: str) -> None:

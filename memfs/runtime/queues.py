@@ -1,15 +1,16 @@
 """Which ``DreamQueue`` a process uses, chosen by one setting.
 
 ``make_queue(None)`` (no queue configured) is the bounded thread pool of this process;
-``make_queue("threads://?workers=4")`` sizes it. A ``redis://`` URL names the Celery +
-Redis queue of ``memfs worker``; until that queue is installed here, such a URL is refused
-with a clear error rather than silently dreaming locally.
+``make_queue("threads://?workers=4")`` sizes it. A ``redis://`` URL sends every dream to
+the Celery + Redis queue that ``memfs worker`` processes consume (``memfs.agent.jobs``);
+Celery is imported only then.
 """
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+from memfs.config import check_queue_url
 from memfs.errors import BadInputError
 from memfs.runtime.pool import ThreadPoolQueue
 from memfs.services import DreamQueue
@@ -25,8 +26,9 @@ def make_queue(url: str | None = None, *, workers: int | None = None) -> DreamQu
     if parts.scheme == "threads":
         return ThreadPoolQueue(workers or _workers(parts.query))
     if parts.scheme in ("redis", "rediss"):
-        raise BadInputError(f"queue: {url!r} needs the Celery dream queue, which this "
-                            "installation does not have yet")
+        from memfs.agent.services import queue_from_url
+
+        return queue_from_url(check_queue_url(url, celery_only=True))
     raise BadInputError(f"queue: {url!r}: expected redis://host:port/db or threads://")
 
 
