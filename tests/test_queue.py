@@ -237,3 +237,34 @@ def test_redis_down_during_ingest_keeps_messages_and_events_then_drains(
     contents = [m.content for m in iter_messages(pair.root)]
     assert sum("outage hello" in c for c in contents) == 5
     assert sum("after hello" in c for c in contents) == 5
+
+
+def test_memfs_serve_with_a_redis_queue_hands_its_dreams_to_the_workers(
+        isolated_env: Path, redis: RedisServer, workers: Callable[..., Worker]) -> None:
+    """`memfs serve --queue redis://...`: a compaction through the HTTP API becomes a job
+    that a worker merges; the server process dreams nothing itself."""
+    import httpx2 as httpx
+
+    from memfs.keys import KeyStore
+    from memfs.runtime.host import Host
+    from memfs.runtime.queues import make_queue
+    from tests._serve import bearer, live_server
+    from tests.conftest import FakeEmbedder
+
+    queue = make_queue(redis.url)
+    assert isinstance(queue, CeleryQueue)
+    store = MemoryStore(isolated_env, embedder=FakeEmbedder(), config=CONFIG, queue=queue)
+    _, key = KeyStore(store.home).add("alex")
+    worker = workers(isolated_env, redis.url, "w1").wait_ready()
+    with live_server(Host(store, keys=KeyStore(store.home))) as url:
+        client = httpx.Client(base_url=url, headers=bearer(key), timeout=30)
+        assert client.put("/v1/pairs/alex/mira").status_code in (200, 201)
+        answer = client.post("/v1/pairs/alex/mira/messages",
+                             json={"messages": conversation(6, "alex")})
+        assert answer.status_code == 200, answer.text
+        pair = store.pair("alex", "mira", create=False)
+        wait_for(lambda: not pending_events(pair.root) and merged_events(pair), 60,
+                 "the worker to merge the server's dream")
+    assert " merged " in worker.text()
+    assert "dream/" not in _git(pair.root, "branch", "--list", "dream/*")
+    assert_nothing_lost(pair)
