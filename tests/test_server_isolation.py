@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,8 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream",
 def _make_pairs(host: Host) -> dict[tuple[str, str], str]:
     """Every pair, each with its own secret in its pins file and its history.
 
-    One ``git init``, then copies (a commit per pair costs a hook process each); the
-    secret pin is an uncommitted hand edit, which ``pins`` and ``diff`` show its owner."""
+    One ``git init``, then copies (a commit through memfs costs a hook process each); the
+    secret pin is committed with plain git and the hooks skipped, since this is setup."""
     first = host.store.pair(*PAIRS[0])
     for user, character in PAIRS[1:]:
         shutil.copytree(first.root, host.store.home / user / character, symlinks=True)
@@ -54,6 +55,8 @@ def _make_pairs(host: Host) -> dict[tuple[str, str], str]:
         root = host.store.home / user / character
         pins = root / "system" / "pins.md"
         pins.write_text(pins.read_text() + f"- {mark}\n")
+        subprocess.run(["git", "-C", str(root), "commit", "-q", "--no-verify", "-m", "pin",
+                        "--", "system/pins.md"], check=True)
         append(root, "s-20261101-01", "user", f"my secret is {mark}",
                parse_ts("2026-11-01T10:00:00Z"))
         marks[(user, character)] = mark
