@@ -16,6 +16,11 @@ The in-process side runs the same conversations on ``--clients`` threads against
 (JSON, uvicorn, the per-request key check and pair lock) costs. The two sides alternate
 in ``--rounds`` (a slice of the pairs each, the order flipped every round, dreams drained
 between), so a busy machine's background load falls on both alike.
+
+``--compare queue`` times two servers instead: ``memfs serve`` with its in-process dream
+pool against ``memfs serve --queue redis://...`` with ``--workers`` real ``memfs worker``
+processes on a real Debian ``redis-server`` (the shipped offline extractor in both), to
+show what moving dreams off the server process does to a turn.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from memfs.keys import KeyStore  # noqa: E402
 from memfs.revisions import log as git_log  # noqa: E402
 from memfs.runtime.model import SharedEmbedder  # noqa: E402
 from memfs.runtime.pool import ThreadPoolQueue  # noqa: E402
+from tests.queue_support import RedisServer, Worker  # noqa: E402
 
 WHO = ["Lin", "Priya", "my sister", "Tom", "the neighbour", "my boss", "Ana", "grandma"]
 DID = ["booked", "cancelled", "talked about", "worried about", "planned", "finished", "loved"]
@@ -123,18 +129,18 @@ def wait_idle(get_queue: Callable[[], dict[str, Any]], timeout: float = 1800) ->
 class HttpSide:
     """A real ``memfs serve`` process and a client of ``clients`` concurrent conversations."""
 
-    name = "http"
-
-    def __init__(self, home: Path, args: argparse.Namespace) -> None:
-        self.home, self.args = home, args
+    def __init__(self, home: Path, args: argparse.Namespace, name: str = "http",
+                 queue_url: str | None = None) -> None:
+        self.home, self.args, self.name, self.queue_url = home, args, name, queue_url
         (home / "config.toml").write_text(f"window_budget = {args.window_budget}\n")
         self.key = KeyStore(home).add(None)[1]
-        self.base = f"http://127.0.0.1:{18765 + os.getpid() % 1000}"
+        self.base = f"http://127.0.0.1:{18765 + (os.getpid() + len(name)) % 1000}"
         memfs = shutil.which("memfs", path=str(Path(sys.executable).parent)) or "memfs"
         log = (home / "serve.log").open("wb")
+        dreams = ["--queue", queue_url] if queue_url else ["--workers", str(args.workers)]
         self.server = subprocess.Popen(
-            [memfs, "serve", "--port", self.base.rsplit(":", 1)[1], "--workers",
-             str(args.workers)], stdout=log, stderr=log, env={**os.environ, "MEMFS_HOME": str(home)})
+            [memfs, "serve", "--port", self.base.rsplit(":", 1)[1], *dreams],
+            stdout=log, stderr=log, env={**os.environ, "MEMFS_HOME": str(home)})
         self.headers = {"Authorization": f"Bearer {self.key}"}
         for _ in range(600):
             try:
@@ -147,6 +153,9 @@ class HttpSide:
                     headers=self.headers, timeout=300)  # the model loads here, not in a turn
 
     def queue(self) -> dict[str, Any]:
+        if self.queue_url:  # the jobs are in Redis and the workers: the disk says what is left
+            left = sum(len(pending_events(p)) for p in (self.home / "bench").glob("*"))
+            return {"queued": left, "running": 0}
         queue: dict[str, Any] = httpx2.get(self.base + "/v1/health", timeout=60).json()["queue"]
         return queue
 
@@ -273,6 +282,9 @@ def main() -> None:
     parser.add_argument("--window-budget", type=int, default=250,
                         help="tokens of window before a compaction (small: ~2 dreams a pair)")
     parser.add_argument("--home", help="keep the run here (default: a temporary folder)")
+    parser.add_argument("--compare", choices=["in-process", "queue"], default="in-process",
+                        help="the second side: the Python API, or a server with a Redis queue "
+                             "and --workers memfs worker processes")
     args = parser.parse_args()
     root = Path(args.home or tempfile.mkdtemp(prefix="memfs-serve-bench-"))
     pairs = [f"c{n:03d}" for n in range(args.pairs)]
@@ -283,7 +295,20 @@ def main() -> None:
     for home in homes.values():
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
-    sides: list[Side] = [HttpSide(homes["http"], args), InProcessSide(homes["in_process"], args)]
+    workers: list[Worker] = []
+    redis: RedisServer | None = None
+    if args.compare == "queue":
+        homes = {"http_pool": homes["http"], "http_queue": homes["in_process"]}
+        redis = RedisServer(root / "redis").start()
+        workers = [Worker(homes["http_queue"], redis.url, root / f"worker{n}.log",
+                          env={"MEMFS_OFFLINE_EXTRACTOR": "embedding"})
+                   for n in range(args.workers)]
+        for worker in workers:
+            worker.wait_ready(120)
+        sides: list[Side] = [HttpSide(homes["http_pool"], args, "http_pool"),
+                             HttpSide(homes["http_queue"], args, "http_queue", redis.url)]
+    else:
+        sides = [HttpSide(homes["http"], args), InProcessSide(homes["in_process"], args)]
     try:
         result |= run_rounds(sides, pairs, args.rounds)
         for side in sides:
@@ -293,13 +318,19 @@ def main() -> None:
     finally:
         for side in sides:
             result.setdefault(side.name, {}).update(side.stop())
+        for worker in workers:
+            worker.stop()
+        if redis:
+            redis.stop()
     for name, home in homes.items():
         result[name] |= verify(home, pairs, args.turns)
     result["load_after"] = os.getloadavg()
-    result["http_over_in_process_p50"] = {
-        kind: round(result["http"]["endpoints"][kind]["p50_ms"]
-                    / max(result["in_process"]["endpoints"][kind]["p50_ms"], 0.1), 2)
-        for kind in ("context", "messages")}
+    first, second = list(homes)
+    for stat in ("p50_ms", "p95_ms"):
+        result[f"{first}_over_{second}_{stat[:3]}"] = {
+            kind: round(result[first]["endpoints"][kind][stat]
+                        / max(result[second]["endpoints"][kind][stat], 0.1), 2)
+            for kind in ("context", "messages")}
     print(json.dumps(result, indent=2))
     if not args.home:
         shutil.rmtree(root, ignore_errors=True)
