@@ -121,6 +121,7 @@ def test_dream_says_why_nothing_is_pending_and_compact_evicts_now(pair: MemoryPa
     assert "nothing pending" in nothing.out and "4 message(s)" in nothing.out
     assert "2500-token budget" in nothing.out and "memfs compact" in nothing.out
     monkeypatch.setenv("MEMFS_DREAM_TRIGGER", "off")
+    monkeypatch.setenv("MEMFS_OFFLINE_EXTRACTOR", "rules")  # what is pending, not what is kept
     compacted = run_cli(*ALEX, "compact")
     assert compacted.code == 0 and "compacted: 2 messages left the window" in compacted.out
     dreamed = run_cli(*ALEX, "dream", "--json")
@@ -136,11 +137,12 @@ def _paused_dream(pair: MemoryPair, seconds: float) -> subprocess.Popen[bytes]:
                         {"role": "assistant", "content": "any time"}],
                  options=TurnOptions(dream="none"))
     compact_now(pair, dream="none")
-    env = {**os.environ, "MEMFS_DREAM_PAUSE_AT": "apply", "MEMFS_DREAM_PAUSE_SECONDS": str(seconds)}
+    env = {**os.environ, "MEMFS_DREAM_PAUSE_AT": "apply", "MEMFS_DREAM_PAUSE_SECONDS": str(seconds),
+           "MEMFS_OFFLINE_EXTRACTOR": "rules"}  # these tests are about waiting, not the model
     proc = subprocess.Popen([sys.executable, "-m", "memfs.agent.dream", "--home",
                              str(pair.store.home), "--user", pair.user, "--character",
                              pair.character], env=env)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not (pair.root / ".memfs" / "dream-status.json").exists():
         assert time.monotonic() < deadline and proc.poll() is None, "the dream did not start"
         time.sleep(0.05)
