@@ -297,3 +297,39 @@ def test_memfs_dream_cli_reports_nothing_pending_and_runs_windows(
 def worktrees_left(root: Path) -> list[str]:
     folder = root / ".memfs" / "worktrees"
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_two_dreams_at_once_keep_their_notes_apart(pair: MemoryPair) -> None:
+    """A server dreams several users' pairs at once on its pool's threads; what one dream's
+    extractor logs (dropped ops quoting the user's words) must not reach another's notes."""
+    import logging
+    import threading
+
+    other = pair.store.pair("sam", "atlas")
+    both_inside = threading.Barrier(2, timeout=30)
+
+    def noisy(owner: str) -> object:
+        def extractor(window: object, cards: object, summary: str, now: dt.datetime
+                      ) -> Extraction:
+            logging.getLogger("memfs.agent.dream.extract").warning("dropped: %s's secret", owner)
+            both_inside.wait()  # both dreams are inside their extractors now
+            logging.getLogger("memfs.agent.dream.extract").warning("late: %s's secret", owner)
+            return Extraction("", [WriteOp(type="fact", body=f"{owner} likes tea.", turns=(0,))])
+        return extractor
+
+    for each in (pair, other):
+        chat(each, LINES)
+    results: dict[str, list[str]] = {}
+
+    def dream(each: MemoryPair) -> None:
+        [result] = run_pending(each, extractor=noisy(each.user), now=NOW).results  # type: ignore[arg-type]
+        results[each.user] = result.notes
+
+    threads = [threading.Thread(target=dream, args=(each,)) for each in (pair, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert results["alex"] == ["dropped: alex's secret", "late: alex's secret"]
+    assert results["sam"] == ["dropped: sam's secret", "late: sam's secret"]
+    assert "sam" not in dream_log(pair) and "alex" not in dream_log(other)

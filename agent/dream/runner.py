@@ -30,6 +30,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -251,14 +252,20 @@ def _commit_history(pair: MemoryPair, event: CompactionEvent) -> None:
 
 
 class _NoteHandler(logging.Handler):
-    """Collects what the extractors log (dropped ops) into the dream's notes and log file."""
+    """Collects what the extractors log (dropped ops) into the dream's notes and log file.
+
+    The logger is one per process, and a server dreams several pairs at once on its pool's
+    threads: a note is this dream's only if it was logged on this dream's thread, or one
+    user's dropped ops (their words, their card ids) would land in another user's notes."""
 
     def __init__(self, notes: list[str]) -> None:
         super().__init__(logging.INFO)
         self.notes = notes
+        self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.notes.append(record.getMessage())
+        if record.thread == self.thread:
+            self.notes.append(record.getMessage())
 
 
 def _nothing_kept(pair: MemoryPair, tree: worktree.Worktree, event: CompactionEvent) -> None:
