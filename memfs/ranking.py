@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memfs.torch_threads import single_thread
+
 Floats = npt.NDArray[np.float32]
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
@@ -278,13 +280,9 @@ def similarities(matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
         return np.asarray(_float32_rows(matrix) @ query.astype(np.float32), dtype=np.float32)
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with single_thread(torch):
         out = torch.mv(torch.from_numpy(matrix), torch.from_numpy(query.astype(np.float16)))
         return np.asarray(out.float().numpy(), dtype=np.float32)
-    finally:
-        torch.set_num_threads(threads)
 
 
 class _Mirror:
