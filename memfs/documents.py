@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memfs.history import Message
     from memfs.revisions import LogEntry
     from memfs.search import SearchHit
+    from memfs.turn import TurnReport
 
 Document = dict[str, Any]
 
@@ -96,11 +97,18 @@ def context(ctx: Context) -> Document:
     return ctx.to_json()
 
 
-def messages(added: Sequence[Message]) -> Document:
-    """What ``add_messages`` appended: ids and timestamps (the content is the caller's)."""
-    return {"added": [{"id": m.id, "session": m.session, "turn": m.turn, "role": m.role,
-                       "ts": format_ts(m.ts)} for m in added],
-            "sessions": sorted({m.session for m in added})}
+def messages(added: Sequence[Message], report: TurnReport | None = None) -> Document:
+    """What ``add_messages`` appended: ids and timestamps (the content is the caller's),
+    and what the batch set off: each compaction and what became of its dream."""
+    doc: Document = {"added": [{"id": m.id, "session": m.session, "turn": m.turn,
+                                "role": m.role, "ts": format_ts(m.ts)} for m in added],
+                     "sessions": sorted({m.session for m in added})}
+    if report is not None:
+        doc["compactions"] = [{"event": e.id, "reason": e.reason,
+                               "evicted": sum(s.last - s.first + 1 for s in e.spans)}
+                              for e in report.events]
+        doc["dream"] = report.dream
+    return doc
 
 
 def check(problems: Iterable[Problem]) -> Document:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from memfs.llm import LLM
     from memfs.search import SearchHit
     from memfs.services import Services
+    from memfs.turn import TurnReport
 
 
 class MemoryStore:
@@ -261,11 +262,14 @@ class MemoryPair:
                       **options)
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]],
-                     session: str | None = None) -> list[Message]:
-        """Append messages to history (durably, first); may fire a compaction event."""
-        from memfs.turn import add_messages
+                     session: str | None = None, *,
+                     report: TurnReport | None = None) -> list[Message]:
+        """Append messages to history (durably, first); may fire a compaction event.
+        ``report``, when given, is filled in with the compactions and the dream's fate."""
+        from memfs.turn import TurnOptions, add_messages
 
-        return add_messages(self, messages, session=session)
+        return add_messages(self, messages, session=session,
+                            options=TurnOptions(report=report))
 
     def context(self, message: str, *, now: dt.datetime | None = None) -> Context:
         """What the model sees for ``message``: ready for ``messages.create(system=, messages=)``."""

@@ -7,6 +7,7 @@ mistake is a 4xx naming the field, never a 500, a traceback or a changed file.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -281,3 +282,32 @@ def test_a_compaction_dreams_on_the_pool_and_the_dream_is_merged(isolated_env: P
     assert (stats["submitted"], stats["runs"], stats["merges"], stats["errors"]) == (1, 1, 1, 0)
     assert [e.subject for e in pair.log() if e.is_dream]
     assert pending_events(pair.root) == []
+
+
+def test_messages_over_the_budget_say_what_they_set_off_like_ingest_json(
+        isolated_env: Path, run_cli: Any, tmp_path: Path) -> None:
+    """A backend learns from the POST /messages body that the batch compacted the window
+    (and what became of the dream), as `memfs ingest --json` tells a script."""
+    host = make_host(isolated_env, allow_open=True, window_budget=60, dream_trigger="off")
+    messages = [{"role": "user" if i % 2 == 0 else "assistant",
+                 "content": f"message number {i} with a handful of words in it"}
+                for i in range(12)]
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    with TestClient(create_app(host)) as client:
+        assert client.put("/v1/pairs/alex/kai").status_code == 201
+        http = client.post("/v1/pairs/alex/kai/messages", json={"messages": messages}).json()
+    (isolated_env / "config.toml").write_text('window_budget = 60\ndream_trigger = "off"\n')
+    assert run_cli("--home", str(isolated_env), "-u", "sam", "-c", "kai", "init").code == 0
+    cli = run_cli("--home", str(isolated_env), "-u", "sam", "-c", "kai", "ingest",
+                  str(transcript), "--json")
+    assert cli.code == 0, cli.err
+    for doc in (http, cli.json()):
+        assert len(doc["added"]) == 12 and len(doc["sessions"]) == 1
+        assert doc["compactions"] and all("over its budget of 60" in c["reason"]
+                                          for c in doc["compactions"])
+        assert doc["dream"].startswith("not started: dream_trigger is off")
+    assert [c["evicted"] for c in http["compactions"]] == \
+        [c["evicted"] for c in cli.json()["compactions"]]
+    assert sum(len(pending_events(isolated_env / u / "kai")) for u in ("alex", "sam")) == \
+        2 * len(http["compactions"])

@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--no-dream", is_flag=True, help="Record compaction events but do not dream now.")
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def ingest(state: State, file: Path, no_dream: bool) -> None:
+def ingest(state: State, file: Path, no_dream: bool, as_json: bool) -> None:
     """Append a JSONL transcript ({"role","content","ts"?,"session"?}) as if chatted."""
     from memfs.turn import TurnOptions, TurnReport, add_messages, end_session
 
@@ -64,6 +65,9 @@ def ingest(state: State, file: Path, no_dream: bool) -> None:
     except BadInputError as exc:
         raise BadInputError(f"{file}: {_line_of(str(exc), messages)}") from None
     end_session(pair)
+    if as_json:
+        print_json(documents.messages(added, report))
+        return
     sessions = sorted({m.session for m in added})
     console.print(f"ingested {len(added)} messages into {len(sessions)} session(s)")
     print_compactions(report)

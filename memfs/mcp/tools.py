@@ -27,6 +27,7 @@ from memfs import documents
 from memfs.errors import MemfsError
 from memfs.runtime.host import Host, Principal
 from memfs.store import MemoryPair
+from memfs.turn import TurnReport
 
 PairRef = tuple[Principal, str, str]
 Resolve = Callable[["Context[Any, Any] | None"], PairRef]
@@ -127,9 +128,11 @@ def search_memory(query: Text, ctx: Context[Any, Any], k: K = 5,
 def remember(messages: Annotated[list[Turn], Field(min_length=1, max_length=1000)],
              ctx: Context[Any, Any], session: str | None = None) -> Doc:
     """Append messages (user and assistant turns) to the conversation history."""
+    report = TurnReport()
     with open_pair(ctx) as pair:
-        return documents.messages(pair.add_messages(
-            [m.model_dump(exclude_none=True) for m in messages], session=session))
+        added = pair.add_messages([m.model_dump(exclude_none=True) for m in messages],
+                                  session=session, report=report)
+        return documents.messages(added, report)
 
 
 @tool_errors

@@ -18,6 +18,7 @@ from memfs.ids import check_id
 from memfs.server.auth import HostDep, Pair, Who
 from memfs.server.errors import about
 from memfs.server.models import ContextIn, MessagesIn, PinIn, RevertIn, SearchIn
+from memfs.turn import TurnReport
 
 router = APIRouter(prefix="/v1")
 Doc = dict[str, Any]
@@ -103,10 +104,11 @@ def add_messages(ref: Pair, body: MessagesIn, host: HostDep) -> Doc:
     if body.session is not None:
         with about("session"):
             check_id(body.session, "session id")
+    report = TurnReport()
     with host.pair(*ref) as pair, about("messages"):
         added = pair.add_messages([m.model_dump(exclude_none=True) for m in body.messages],
-                                  session=body.session)
-        return documents.messages(added)
+                                  session=body.session, report=report)
+        return documents.messages(added, report)
 
 
 @router.post(PAIR + "/context", tags=["turn"])
