@@ -7,15 +7,18 @@ among the top k (recall_any@k, as the benchmark's own code does). Plain BM25 and
 retrieval run through the same code with one weight set to 1 and the rest to 0, so the
 comparison is about fusion, not about plumbing.
 
-LongMemEval has no cards, statuses or salience, so those signals are flat. Recency is
-measured from the question's date; questions are ordered round-robin by type, and even
-rounds form the ``tune`` split (used to choose the fusion weights), odd rounds ``heldout``.
+LongMemEval has no cards or statuses. Recency is measured from the question's date.
+Questions are ordered round-robin by type and split by a hash of ``question_id``
+(``split_of``): within each type, ids sorted by their sha256 digest, the first half is
+``dev`` (the only split anything is tuned on), the rest ``test``. The committed ids are in
+``bench/data/longmemeval_split.json`` (a test checks this rule reproduces them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import gzip
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -37,6 +40,19 @@ METHODS = {
 CACHE_DIR = Path("~/.cache/memfs-bench").expanduser()
 
 
+def split_of(questions: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """``question_id`` -> ``dev`` | ``test``: per type, sha256 order, first half dev."""
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for q in questions:
+        by_type[q["question_type"]].append(q["question_id"])
+    out = {}
+    for ids in by_type.values():
+        ids.sort(key=lambda i: hashlib.sha256(i.encode("utf-8")).hexdigest())
+        for n, qid in enumerate(ids):
+            out[qid] = "dev" if n < len(ids) // 2 else "test"
+    return out
+
+
 def load_questions(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     """The questions, round-robin by type (so ``limit`` keeps every type), with ``split``."""
     try:
@@ -44,6 +60,7 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[dict[str,
             data = json.load(handle)
     except (OSError, json.JSONDecodeError) as exc:
         raise BadInputError(f"{path}: not a LongMemEval .json.gz file ({exc})") from exc
+    splits = split_of(data)
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for q in data:
         by_type[q["question_type"]].append(q)
@@ -52,7 +69,7 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[dict[str,
         for qtype in sorted(by_type):
             if round_ < len(by_type[qtype]):
                 q = dict(by_type[qtype][round_])
-                q["split"] = "tune" if round_ % 2 == 0 else "heldout"
+                q["split"] = splits[q["question_id"]]
                 ordered.append(q)
     return ordered[:limit] if limit else ordered
 
@@ -135,6 +152,7 @@ def summarise(rows: list[dict[Any, Any]], methods: list[str]) -> dict[str, Any]:
             groups["all"].append(r)
             groups[r["type"]].append(r)
             groups[f"split:{r['split']}"].append(r)
+            groups[f"{r['split']}:{r['type']}"].append(r)
         report["methods"][method] = {
             name: {"n": len(g), **{f"R@{k}": sum(r[k] for r in g) / len(g) for k in KS}}
             for name, g in groups.items()}
