@@ -18,11 +18,17 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from memfs.agent.llm.base import LLM, Tool
-from memfs.agent.plan_rules import extract_entities, plan_offline, search_query
+from memfs.agent.plan_rules import (
+    Classify,
+    extract_entities,
+    plan_offline,
+    search_query,
+    suggestion,
+)
 
 from memfs.cards import CARD_TYPES
 from memfs.errors import LLMError
-from memfs.retrieval_plan import TIME_SCOPES, RetrievalPlan
+from memfs.retrieval_plan import SUGGESTION_DOMAINS, TIME_SCOPES, RetrievalPlan
 
 __all__ = ["TIME_SCOPES", "RetrievalPlan", "decide", "extract_entities", "plan_offline",
            "plan_with_llm", "search_query"]
@@ -35,14 +41,16 @@ PLAN_MAX_TOKENS = 400
 
 def decide(
     llm: LLM | None, message: str, window: Sequence[str], summary: str = "", pins: str = "",
-    memory_names: Collection[str] = (),
+    memory_names: Collection[str] = (), classify: Classify | None = None,
 ) -> RetrievalPlan:
     """The plan for this turn: rules when there is no model or the model is the offline
     one (whose "decision" would only be these same rules), otherwise the model.
-    ``memory_names``: lower-cased names long-term memory knows (card entities)."""
+    ``memory_names``: lower-cased names long-term memory knows (card entities);
+    ``classify``: a request's suggestion domains by meaning (the embedding model)."""
     if llm is None or getattr(llm, "name", "") == "offline":
-        return plan_offline(message, window, summary, pins, memory_names=memory_names)
-    return plan_with_llm(llm, message, window, summary, pins)
+        return plan_offline(message, window, summary, pins, memory_names=memory_names,
+                            classify=classify)
+    return plan_with_llm(llm, message, window, summary, pins, classify=classify)
 
 
 PLAN_TOOL = Tool(
@@ -59,6 +67,8 @@ PLAN_TOOL = Tool(
             "search_query": {"type": "string"},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             "reason": {"type": "string"},
+            "constraint_domains": {"type": "array",
+                                   "items": {"type": "string", "enum": list(SUGGESTION_DOMAINS)}},
         },
         "required": ["need_retrieval", "memory_types", "entities", "time_scope",
                      "search_query", "confidence", "reason"],
@@ -69,20 +79,27 @@ PLAN_TOOL = Tool(
 
 def plan_with_llm(
     llm: LLM, message: str, window: Sequence[str], summary: str = "", pins: str = "",
-    *, max_tokens: int = PLAN_MAX_TOKENS,
+    *, max_tokens: int = PLAN_MAX_TOKENS, classify: Classify | None = None,
 ) -> RetrievalPlan:
     """Ask the model for a plan through a forced tool call. A provider failure or an
     unusable answer falls back to ``plan_offline``: a turn must never fail because the
-    planner did, and the reason says that it fell back."""
+    planner did, and the reason says that it fell back. A plan that searches for a
+    suggestion but names no ``constraint_domains`` gets the ones ``classify`` finds:
+    missing a constraint is the failure memory exists to prevent."""
     from memfs.agent.llm.structured import complete_json
 
     messages = [{"role": "user", "content": render_request(message, window, summary, pins)}]
     try:
         data = complete_json(llm, [plan_prompt()], messages, PLAN_TOOL, max_tokens=max_tokens)
-        return RetrievalPlan.from_dict(data, error=LLMError)
+        plan = RetrievalPlan.from_dict(data, error=LLMError)
     except LLMError as exc:
-        fallback = plan_offline(message, window, summary, pins)
+        fallback = plan_offline(message, window, summary, pins, classify=classify)
         return replace(fallback, reason=f"llm failed ({exc}); offline rules: {fallback.reason}")
+    if plan.need_retrieval and not plan.constraint_domains and classify is not None:
+        suggests, domains = suggestion(message, classify)
+        if suggests and domains:
+            plan = replace(plan, constraint_domains=domains)
+    return plan
 
 
 def plan_prompt() -> str:

@@ -8,10 +8,11 @@ used by the offline mode, the demo and the tests; measured by ``memfs eval decis
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from memfs.agent.plan_words import (
     ABOUT_STATE,
+    ADVICE,
     CONSTRAINT,
     DOMAINS,
     FILLER,
@@ -27,6 +28,7 @@ from memfs.agent.plan_words import (
     QUESTION_START,
     QUOTED,
     RECUR_CUE,
+    REGEX_DOMAINS,
     SCOPE_PAST,
     SCOPE_PAST_STRONG,
     SCOPE_RECENT,
@@ -88,7 +90,30 @@ def _is_question(text: str) -> bool:
     return "?" in text or bool(first and QUESTION_START.fullmatch(first.group(0)))
 
 
-def _find_cues(text: str, entities: Sequence[str]) -> list[tuple[str, float]]:
+Classify = Callable[[str], Sequence[str]]
+"""Which suggestion domains a request touches, by meaning (``memfs.constraints``)."""
+
+
+def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``text`` asks for a suggestion where preferences matter, and its domains.
+
+    With ``classify`` (the embedding model) a request phrased as general advice counts too
+    ("which cocktail should I order?"); without it, only the suggestion words and the
+    domain word lists do, as before."""
+    old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
+    if classify is not None and (SUGGEST.search(text) or ADVICE.search(text)):
+        domains = tuple(classify(text))
+        if domains or old_rule:
+            return True, domains
+    if not old_rule:
+        return False, ()
+    found = [d for name, rx in DOMAINS.items() if rx.search(text)
+             for d in REGEX_DOMAINS.get(name, ())]
+    return True, tuple(dict.fromkeys(found))
+
+
+def _find_cues(text: str, entities: Sequence[str],
+               suggests: bool = False) -> list[tuple[str, float]]:
     """Signals that the answer lives in long-term memory, each with a weight in (0, 1)."""
     cues: list[tuple[str, float]] = []
     about_user = bool(FIRST_PERSON_ANY.search(text) or KIN.search(text))
@@ -99,7 +124,7 @@ def _find_cues(text: str, entities: Sequence[str]) -> list[tuple[str, float]]:
         cues.append((f"recurrence {m.group(0).lower()!r}", 0.6))
     if PAST_REF.search(text) and about_user:
         cues.append(("refers to the user's past", 0.6))
-    if SUGGEST.search(text) and PREF_DOMAIN.search(text):
+    if suggests:
         cues.append((_SUGGESTION, 0.7))
     if question and FIRST_PERSON.search(text) and not HOW_TO.match(text):
         cues.append(("question about the user's own life", 0.6))
@@ -197,17 +222,19 @@ def search_query(text: str) -> str:
 
 def plan_offline(
     message: str, window: Sequence[str], summary: str = "", pins: str = "",
-    *, memory_names: Collection[str] = (),
+    *, memory_names: Collection[str] = (), classify: Classify | None = None,
 ) -> RetrievalPlan:
     """Deterministic rules: look for memory cues in ``message``; if there are some, skip
     anyway when the window, summary or pins already hold what the answer needs.
     ``window`` is the recent message texts, oldest first. A question naming something
     long-term memory knows (``memory_names``: "Harbor" is a card's entity) is a cue too:
-    that is how "When is the Harbor deadline?" differs from "Who was Napoleon?"."""
+    that is how "When is the Harbor deadline?" differs from "Who was Napoleon?".
+    ``classify``: see ``suggestion``; the plan names the domains it found."""
     text = QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
-    cues = _find_cues(text, entities)
+    suggests, domains = suggestion(text, classify)
+    cues = _find_cues(text, entities, suggests)
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):
         cues.append((f"{_MENTIONS} {', '.join(remembered)}, known to memory", 0.7))
@@ -225,4 +252,5 @@ def plan_offline(
         miss *= 1 - weight
     return RetrievalPlan(
         True, _memory_types(text, entities, names), ("user", *entities), _time_scope(text),
-        search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names))
+        search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names),
+        constraint_domains=tuple(domains))

@@ -31,6 +31,15 @@ PAST_REF = rx(r"used to", r"back when", r"back then", r"as a kid", r"when i was"
                 r"last (?:week|month|year|summer|spring|fall|autumn|winter|night)", r"ago")
 SUGGEST = rx(r"suggest\w*", r"recommend\w*", r"ideas?",
                r"what should (?:i|we) (?:make|cook|eat|get|buy|bake|order|wear)")
+ADVICE = re.compile(
+    r"\b(?:what|which|where)\b(?:\s+[\w'-]+){0,3}?\s+(?:should|could|shall|can|would)\s+(?:i|we)\b"
+    r"|\b(?:can|could|would|will) you (?:put together|come up with|plan|pick|choose|think of)\b"
+    r"|\bany (?:good )?(?:ideas|suggestions|recommendations|tips)\b", re.IGNORECASE)
+"""Asking for advice in general form ("which X should I …", "could you put together …");
+a suggestion only when the request also touches a domain (by meaning: see
+``memfs.constraints.classify_request``; by words when no model is loaded)."""
+REGEX_DOMAINS = {"food": ("food",), "gifts": ("gift",), "outings": ("activity", "place")}
+"""The suggestion domains of ``DOMAINS`` word lists, when no embedder can classify."""
 PREF_DOMAIN = rx(
     r"snacks?", r"food", r"dinner", r"lunch", r"breakfast", r"brunch", r"meals?", r"cook\w*",
     r"eat", r"recipes?", r"restaurants?", r"bake", r"dessert", r"drinks?", r"gifts?", r"presents?",

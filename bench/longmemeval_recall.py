@@ -52,12 +52,24 @@ def tune(prepared: list[tuple[dict[str, Any], Any, set[str]]]) -> tuple[Weights,
     return best, best_score
 
 
+def ablations() -> dict[str, Weights]:
+    """The shipped hybrid with one issue-12 part switched off at a time."""
+    off = {"-pieces": {"pieces": 0.0}, "-salience": {"salience_damping": 0.0},
+           "-neighbour": {"neighbour": 0.0}, "-time": {"time_match": 0.0},
+           "-speaker": {"speaker": 0.0},
+           "-collapse-diversity": {"collapse": False, "dup_threshold": 2.0, "diversity": 0.0}}
+    return {f"hybrid{name}": dataclasses.replace(DEFAULT_WEIGHTS, **change)  # type: ignore[arg-type]
+            for name, change in off.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default=DATA)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--tune", action="store_true")
     parser.add_argument("--json", dest="json_out")
+    parser.add_argument("--ablate", action="store_true",
+                        help="Also the hybrid without each issue-12 part (same run).")
     args = parser.parse_args()
     embedder = _cached(None, CACHE_DIR)
     prepared = []
@@ -67,6 +79,8 @@ def main() -> None:
             prepared.append((question, index, evidence))
         print(f"indexed {len(prepared)} questions", file=sys.stderr, flush=True)
     methods = {**METHODS, "hybrid": DEFAULT_WEIGHTS}
+    if args.ablate:
+        methods.update(ablations())
     if args.tune:
         tuned, score = tune(prepared)
         print(f"tuned on the dev split (mean R@1/5/10 {score:.3f}): {tuned}", file=sys.stderr)

@@ -33,7 +33,8 @@ def corpus(skip: Path) -> dict[str, str]:
                 continue
     lme = SHARED / "data" / "longmemeval_s_60.json.gz"
     if lme.exists():
-        texts["longmemeval_s_60"] = gzip.open(lme, "rt", encoding="utf-8").read().lower()
+        with gzip.open(lme, "rt", encoding="utf-8") as handle:
+            texts["longmemeval_s_60"] = handle.read().lower()
     return texts
 
 

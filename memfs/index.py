@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memfs.embed import Embedder, content_key
+from memfs.history import is_placeholder
 from memfs.index_git import (  # noqa: F401  (re-exported: the index's public surface)
     card_and_summary_items,
     changed_paths,
@@ -196,6 +197,8 @@ def _new_history(index: PairIndex, plan: ReconcilePlan, add: list[Item],
         cursor.size, cursor.lines = size, cursor.lines + len(messages)
         index.cursors[session] = cursor
         for msg in messages:
+            if is_placeholder(msg.role, msg.content):
+                continue  # the offline chat's "not a real reply": not memory
             item = message_item(msg)
             (plan.changed if item.ref in index.position else plan.added).append(item.ref)
             if item.ref in index.position:

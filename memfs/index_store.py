@@ -25,12 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from memfs.chunks import Pieces
 from memfs.index_items import Item, ItemTable, outdated_messages
 from memfs.lock import pair_lock
 from memfs.pair_index import PairIndex, _Cursor, index_folder
 from memfs.ranking import BM25
 
-STATE_VERSION = 3
+STATE_VERSION = 4
+"""4: rows carry write-time salience and duplicate keys (issue 12)."""
 
 def read_state(folder: Path) -> dict[str, Any] | None:
     """``state.json`` of this version, or None when missing, foreign, partial or damaged."""
@@ -116,6 +118,9 @@ def save_snapshot(index: PairIndex) -> None:
     live[list(index.position.values())] = True
     arrays: dict[str, Any] = {"kinds": index.kinds, "status": index.status,
                               "expires": index.expires, "live": live,
+                              "salience": index.salience, "dupkeys": index.dupkeys,
+                              "piece_parent": index.pieces.parent,
+                              "piece_vectors": index.pieces.vectors,
                               **index.items.to_arrays(), **index.bm25.to_arrays()}
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -186,8 +191,13 @@ def _read_snapshot(folder: Path, manifest: dict[str, Any]) -> _Loaded:
                                   [str(r) for r in manifest["roles"]], other)
     bm25 = BM25.from_arrays(arrays)
     if len(table) != rows or len(bm25) != rows or any(
-            len(arrays[k]) != rows for k in ("kinds", "status", "expires", "live")):
+            len(arrays[k]) != rows for k in ("kinds", "status", "expires", "live", "salience",
+                                             "dupkeys")):
         raise ValueError("snapshot: parts of different lengths")
+    parent = arrays["piece_parent"]
+    if (len(parent) != len(arrays["piece_vectors"]) or (len(parent) and (
+            parent.min() < 0 or parent.max() >= rows or np.any(np.diff(parent) < 0)))):
+        raise ValueError("snapshot: pieces do not fit the rows")
     return table, bm25, arrays, vectors
 
 
@@ -208,6 +218,13 @@ def _install(index: PairIndex, manifest: dict[str, Any], table: ItemTable, bm25:
     index.kinds = np.array(arrays["kinds"], dtype=np.int8)
     index.status = np.array(arrays["status"], dtype=np.int8)
     index.expires = np.array(arrays["expires"], dtype=np.float64)
+    index.salience = np.array(arrays["salience"], dtype=np.float32)
+    index.dupkeys = np.array(arrays["dupkeys"], dtype=np.int64)
+    index.times = np.array(table.column("time"), dtype=np.float64)
+    index.groups.invalidate()
+    index.links.invalidate()
+    index.pieces = Pieces(np.asarray(arrays["piece_vectors"], dtype=np.float16),
+                          np.asarray(arrays["piece_parent"], dtype=np.int32))
     index.dead = len(table) - len(position)
     index.head, index.saved_rows = manifest["head"], len(table)
     index.cursors, index.recheck = cursors, recheck

@@ -18,10 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from memfs.chunks import Pieces, pieces
+from memfs.dedupe import DupGroups, dup_key
 from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdated_messages
+from memfs.links import TurnLinks
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, tokenize
+from memfs.salience import message_salience
 
 Progress = Callable[[int, int], None]
 
@@ -52,6 +56,18 @@ class PairIndex:
         self.kinds = np.zeros(0, dtype=np.int8)
         self.expires = np.zeros(0, dtype=np.float64)
         """Ordinal day of a plan's ``expires`` (inf when none): eligibility is vectorised."""
+        self.salience = np.zeros(0, dtype=np.float32)
+        """Per row, fixed when the row is written: a card's own salience, a message's from
+        ``memfs.salience`` (its text, role and vector), 0.5 for the summary."""
+        self.dupkeys = np.zeros(0, dtype=np.int64)
+        """Per row: the message's duplicate key (``memfs.dedupe``), 0 for other rows."""
+        self.times = np.zeros(0, dtype=np.float64)
+        self.groups = DupGroups()
+        """Derived from ``dupkeys``: counts, first/last said, which copy competes."""
+        self.links = TurnLinks()
+        """Derived from the message columns: each turn's previous and next turn."""
+        self.pieces = Pieces.empty(embedder.dim)
+        """Vectors of the pieces of long messages (``memfs.chunks``), each with its row."""
         self.bm25 = BM25()
         self.head: str | None = None
         self.state_head: str | None = None
@@ -90,9 +106,12 @@ class PairIndex:
                 self.bm25.forget(tokenize(self.items[pos].index_text))
                 self.status[pos] = STATUS_CODES["deleted"]
                 self.dead += 1
+                self.groups.invalidate()
+                self.links.invalidate()
         if add:
             start = len(self.items)
             self.items.extend(add)
+            self._derive(add, vectors)
             self.vectors = _grow(self.vectors, vectors)
             self.status = _grow(self.status, np.array([STATUS_CODES[i.status] for i in add],
                                                       dtype=np.int8))
@@ -103,10 +122,51 @@ class PairIndex:
             for offset, item in enumerate(add):
                 self.position[item.ref] = start + offset
                 self.bm25.add(tokenize(item.index_text))
+            self.links.append(self, start, add)
         if any(ref[0] == "card" for ref in remove) or any(i.kind == "card" for i in add):
             self.outdated, self.live_sources = outdated_messages(self.memory_items())
         if self.dead > 1000 and self.dead > len(self.items) // 3:
             self._compact()
+
+    def _add_pieces(self, start: int, add: Sequence[Item]) -> None:
+        """Piece vectors of the long messages among ``add`` (rows ``start..``)."""
+        rows, texts = [], []
+        for offset, item in enumerate(add):
+            if item.kind == "message":
+                for text in pieces(item.text):
+                    rows.append(start + offset)
+                    texts.append(text)
+        if not texts:
+            return
+        known = self._piece_vectors
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        fresh = dict(zip(missing, self.embedder.embed(missing))) if missing else {}
+        self.pieces.add(rows, np.array([known.get(t, fresh.get(t)) for t in texts]))
+        self._piece_vectors = {}
+
+    def _derive(self, add: Sequence[Item], vectors: np.ndarray[Any, Any]) -> None:
+        """The per-row arrays fixed at write time: salience, duplicate key, time, pieces."""
+        self._add_pieces(len(self.items) - len(add), add)
+        salience = np.array([i.salience for i in add], dtype=np.float32)
+        messages = [n for n, i in enumerate(add) if i.kind == "message"]
+        if messages:
+            salience[messages] = message_salience(
+                [add[n].text for n in messages], [add[n].role for n in messages],
+                np.asarray(vectors)[messages], self.embedder)
+        keys = [dup_key(i.role, i.text) if i.kind == "message" else 0 for i in add]
+        self.salience = _grow(self.salience, salience)
+        self.dupkeys = _grow(self.dupkeys, np.array(keys, dtype=np.int64))
+        self.times = _grow(self.times, np.array([i.time for i in add], dtype=np.float64))
+        self.groups.append(self.dupkeys, keys, [i.time for i in add])
+
+    def derived(self) -> tuple[DupGroups, TurnLinks]:
+        """Duplicate groups and turn links, (re)built if rows were removed or loaded."""
+        live = self.status != STATUS_CODES["deleted"]
+        if not self.groups.valid:
+            self.groups.build(self.dupkeys, live, self.times)
+        if not self.links.valid:
+            self.links.build(self.items, live)
+        return self.groups, self.links
 
     def _compact(self) -> None:
         keep = sorted(self.position.values())
@@ -116,6 +176,10 @@ class PairIndex:
         self.vectors = np.zeros((0, self.embedder.dim), dtype=np.float16)
         self.status, self.bm25 = np.zeros(0, dtype=np.int8), BM25()
         self.kinds, self.expires = np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float64)
+        self.salience, self.dupkeys = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+        self.times = np.zeros(0, dtype=np.float64)
+        self.groups, self.links = DupGroups(), TurnLinks()
+        self.pieces = Pieces.empty(self.embedder.dim)
         self.apply(items, [], vectors)
 
     def is_outdated(self, item: Item) -> bool:
@@ -154,11 +218,16 @@ class PairIndex:
 
         cached = CachedEmbedder(self.embedder, self.store, on_progress=progress, write=write)
         self.store.load()
-        out = cached.embed([i.index_text for i in items])
+        texts = [i.index_text for i in items]
+        extra = sorted({p for i in items if i.kind == "message" for p in pieces(i.text)})
+        out = cached.embed(texts + extra)
         self.last_embedded = cached.embedded
-        return out
+        self._piece_vectors = dict(zip(extra, out[len(texts):]))
+        return out[:len(texts)]
 
     last_embedded = 0
+    _piece_vectors: dict[str, Any] = {}
+    """Piece vectors embedded by the last ``vectors_for`` (``apply`` takes them from here)."""
 
 
 def _ordinal(day: str | None) -> float:
