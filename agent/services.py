@@ -72,16 +72,31 @@ class SubprocessQueue:
     """One detached ``python -m memfs.agent.dream`` per compaction: the library and CLI
     default, so a chat or an ingest never waits for a dream and needs no server."""
 
-    def submit(self, pair: MemoryPair) -> None:
+    def submit(self, pair: MemoryPair) -> str | None:
         from memfs.agent.dream.runner import spawn_dream
 
         spawn_dream(pair)
+        return None
 
     def close(self, wait: bool = True) -> None:
         """Nothing to stop: each dream is its own process and outlives this one."""
 
 
-def default_services(queue: DreamQueue | None = None) -> Services:
+def queue_from_url(url: str) -> DreamQueue:
+    """The dream queue a ``queue`` setting names (``redis://...``: Celery jobs).
+
+    Celery is imported only here, when a queue is configured; with none, nothing about
+    dreaming needs Redis."""
+    from memfs.agent.jobs.publisher import CeleryQueue
+
+    return CeleryQueue(url)
+
+
+def default_services(queue: DreamQueue | str | None = None) -> Services:
+    """The agent layer's services; ``queue`` is a ``DreamQueue``, a queue URL, or None
+    (a detached subprocess per compaction)."""
+    if isinstance(queue, str):
+        queue = queue_from_url(queue)
     return Services(planner=AgentPlanner(), dreamer=LocalDreamer(),
                     queue=queue or SubprocessQueue(), make_llm=make_llm)
 

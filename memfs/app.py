@@ -12,19 +12,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memfs import store
+from memfs.config import check_queue_url, is_celery_queue
 
 if TYPE_CHECKING:
     from memfs.services import DreamQueue, Services
 
 
 class MemoryStore(store.MemoryStore):
-    """A home folder of pairs, wired to the agent layer (``queue=``: where dreams go)."""
+    """A home folder of pairs, wired to the agent layer.
 
-    def __init__(self, *args: Any, queue: DreamQueue | None = None, **kwargs: Any) -> None:
+    ``queue=`` is where compactions send dreams: a ``DreamQueue``, a ``redis://...`` URL
+    (Celery jobs for ``memfs worker``), or None for the config's ``queue`` setting, and
+    with none set, a detached dreaming subprocess per compaction."""
+
+    def __init__(self, *args: Any, queue: DreamQueue | str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if isinstance(queue, str):
+            check_queue_url(queue, celery_only=True)
         self._queue = queue
 
     def _default_services(self) -> Services:
         from memfs.agent.services import default_services
 
-        return default_services(self._queue)
+        configured = self.config.queue if is_celery_queue(self.config.queue) else None
+        return default_services(self._queue or configured)

@@ -5,11 +5,11 @@ be kept, so each compaction writes a *compaction event* naming the evicted messa
 dreaming (a separate process) turns them into summary and cards.
 
 State, and why deleting ``.memfs/`` loses nothing:
-- ``.memfs/window.json`` holds the cursor: the first message still in the window.
 - ``.memfs/events/<id>.json`` holds pending events (evicted, not yet dreamed).
+- ``.memfs/window.json`` is the window state derived from them (``memfs/window.py``).
 - Git is the truth: each dream's merge commit carries ``Memfs-Event`` and ``Memfs-Window``
-  trailers. If ``.memfs/`` is lost, the cursor falls back to the end of the last dreamed
-  window, and evicted-but-undreamed messages rejoin the window, to be evicted again.
+  trailers. If ``.memfs/`` is lost, the window is rebuilt from history and the trailers:
+  evicted-but-undreamed messages rejoin the window, to be evicted again.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from memfs.atomic import atomic_write
 from memfs.history import Message, format_ts
-from memfs.repo import atomic_write
 from memfs.tokens import count_tokens
 
 
@@ -77,11 +77,15 @@ def events_dir(root: Path) -> Path:
     return root / ".memfs" / "events"
 
 
-def write_event(root: Path, evicted: Sequence[Message], reason: str,
-                now: dt.datetime) -> CompactionEvent:
-    event = CompactionEvent(
+def new_event(evicted: Sequence[Message], reason: str, now: dt.datetime) -> CompactionEvent:
+    return CompactionEvent(
         id=f"e-{now.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}",
         created=format_ts(now), spans=spans_of(evicted), reason=reason)
+
+
+def write_event(root: Path, evicted: Sequence[Message], reason: str,
+                now: dt.datetime) -> CompactionEvent:
+    event = new_event(evicted, reason, now)
     save_event(root, event)
     return event
 
@@ -123,10 +127,11 @@ def split_window(window: Sequence[Message], budget: int) -> tuple[list[Message],
     A user message and the reply that follows it leave together; the newest exchange always
     stays, however long it is.
     """
-    kept = list(window)
-    evicted: list[Message] = []
-    while len(kept) > 2 and sum(count_tokens(m.content) for m in kept) > budget:
-        take = 2 if kept[0].role == "user" and kept[1].role == "assistant" else 1
-        evicted += kept[:take]
-        kept = kept[take:]
-    return evicted, kept
+    window = list(window)
+    total = sum(count_tokens(m.content) for m in window)
+    cut = 0
+    while len(window) - cut > 2 and total > budget:
+        take = 2 if window[cut].role == "user" and window[cut + 1].role == "assistant" else 1
+        total -= sum(count_tokens(m.content) for m in window[cut:cut + take])
+        cut += take
+    return window[:cut], window[cut:]

@@ -17,6 +17,8 @@ from typing import Any
 from memfs.errors import BadInputError
 
 TRIGGERS = ("compaction-event", "step-count", "off")
+MERGE_MODES = ("auto", "review")
+OFFLINE_EXTRACTORS = ("embedding", "rules")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,17 @@ class Config:
     llm_model: str | None = None
     dream_provider: str | None = None
     dream_model: str | None = None
+    dream_merge: str = "auto"
+    """``auto``: a finished dream is merged into main at once. ``review``: it waits on its
+    ``dream/...`` branch as a proposal until the user accepts or rejects it."""
+    offline_extractor: str = "embedding"
+    """Offline dreaming: the embedding extractor fronting the rules (loads the embedding
+    model in every dreaming process), or ``rules`` alone (no model: a dream worker stays
+    at ~70 MiB instead of carrying torch)."""
+    queue: str | None = None
+    """``redis://host:port/db``: dreams become Celery jobs for ``memfs worker`` processes.
+    None (the default): each compaction dreams on this machine and no Redis is needed
+    (``threads://``: the same, in ``memfs serve``'s pool of threads)."""
 
     def with_(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -55,7 +68,32 @@ _ENV = {
     "MEMFS_DREAM_TRIGGER": "dream_trigger", "MEMFS_DREAM_STEP_COUNT": "dream_step_count",
     "MEMFS_LLM_PROVIDER": "llm_provider", "MEMFS_LLM_MODEL": "llm_model",
     "MEMFS_DREAM_PROVIDER": "dream_provider", "MEMFS_DREAM_MODEL": "dream_model",
+    "MEMFS_DREAM_MERGE": "dream_merge", "MEMFS_QUEUE": "queue",
+    "MEMFS_OFFLINE_EXTRACTOR": "offline_extractor",
 }
+
+CELERY_SCHEMES = ("redis://", "rediss://")
+"""A queue URL with one of these sends dreams to Celery workers (``memfs worker``)."""
+POOL_SCHEME = "threads://"
+"""``threads://?workers=N``: ``memfs serve``'s own pool of dream threads. The CLI and the
+library have no pool: for them it means what no queue means (a subprocess per dream)."""
+
+
+def is_celery_queue(url: str | None) -> bool:
+    return isinstance(url, str) and url.startswith(CELERY_SCHEMES)
+
+
+def check_queue_url(url: str, *, celery_only: bool = False) -> str:
+    """A dream queue URL as given, or ``BadInputError``: ``redis://host:port/db``, and
+    unless ``celery_only``, ``threads://...``."""
+    if isinstance(url, str) and not any(c.isspace() for c in url):
+        if is_celery_queue(url) and len(url) > len(url.split("://")[0]) + 3:
+            return url
+        if not celery_only and url.startswith(POOL_SCHEME):
+            return url
+    allowed = "a redis://host:port/db URL" if celery_only else \
+        "redis://host:port/db (Celery workers) or threads:// (memfs serve's own pool)"
+    raise BadInputError(f"queue: must be {allowed} (got {url!r})")
 
 
 def load_config(env: Mapping[str, str] = os.environ, home: str | None = None) -> Config:
@@ -89,7 +127,14 @@ def _build(values: dict[str, Any], path: Path) -> Config:
                 raise BadInputError(f"{key}: must be positive (got {value})")
         clean[key] = value
     config = Config(**clean)
+    if config.queue is not None:
+        check_queue_url(config.queue)
     for name in ("compaction_trigger", "dream_trigger"):
         if getattr(config, name) not in TRIGGERS:
             raise BadInputError(f"{name}: must be one of {', '.join(TRIGGERS)}")
+    if config.dream_merge not in MERGE_MODES:
+        raise BadInputError(f"dream_merge: must be one of {', '.join(MERGE_MODES)} "
+                            f"(got {config.dream_merge!r})")
+    if config.offline_extractor not in OFFLINE_EXTRACTORS:
+        raise BadInputError(f"offline_extractor: must be one of {', '.join(OFFLINE_EXTRACTORS)}")
     return config

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memfs.atomic import atomic_write
 from memfs.errors import BadInputError
+from memfs.gitio import head_sha
 from memfs.history import Message
 from memfs.pins import parse_pins
-from memfs.repo import atomic_write
 from memfs.retrieval_plan import RetrievalPlan
 from memfs.services import PlanRequest
 from memfs.tokens import count_tokens
@@ -88,9 +91,7 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
     if not message.strip():
         raise BadInputError("message: is empty")
     config = pair.config
-    head = pair.repo.head()
-    system, pins = system_block(pair, head)
-    summary = (pair.summary(head) or "").strip()
+    head, system, pins, summary = committed_layers(pair)
     window = current_window(pair) if window is None else window
     if window and window[-1].role == "user" and window[-1].content == message:
         window = window[:-1]  # the message was already appended to history by the turn
@@ -107,6 +108,28 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
                   tokens=tokens, head=head)
     _warn(ctx, pair, pins)
     return ctx
+
+
+_LAYERS: dict[str, tuple[str, str, str, str]] = {}
+_LAYERS_LOCK = threading.Lock()
+
+
+def committed_layers(pair: MemoryPair) -> tuple[str, str, str, str]:
+    """(HEAD, the ``system/`` block, the pins, the summary) at committed HEAD.
+
+    What a commit holds never changes, so they are kept per pair and read again only when
+    HEAD moves: a turn reads HEAD from the ref files and starts no git process."""
+    head = head_sha(pair.root) or pair.repo.head()
+    key = os.path.abspath(pair.root)
+    with _LAYERS_LOCK:
+        cached = _LAYERS.get(key)
+    if cached is not None and cached[0] == head:
+        return cached
+    system, pins = system_block(pair, head)
+    layers = (head, system, pins, (pair.summary(head) or "").strip())
+    with _LAYERS_LOCK:
+        _LAYERS[key] = layers
+    return layers
 
 
 def memory_names(pair: MemoryPair, head: str) -> frozenset[str]:

@@ -13,6 +13,7 @@ of keys and a ``.npy`` of rows), so adding ten messages writes ten rows, not the
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import uuid
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memfs.atomic import atomic_writer
 from memfs.errors import BadInputError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -93,8 +95,31 @@ def resolve_model(name: str) -> str:
     return name
 
 
-def default_embedder(name: str = DEFAULT_MODEL) -> Embedder:
-    """What ``MemoryStore.embedder`` uses when the app did not pass one in."""
+def models_dir() -> Path:
+    """Where exported models are kept: ``$MEMFS_MODELS``, else ``.models/`` in the home
+    (``$MEMFS_HOME`` or ``~/.memfs``). Every pair and home can share it: it only holds
+    a conversion of the packaged weights."""
+    if os.environ.get("MEMFS_MODELS"):
+        return Path(os.environ["MEMFS_MODELS"]).expanduser()
+    return Path(os.environ.get("MEMFS_HOME") or "~/.memfs").expanduser() / ".models"
+
+
+def default_embedder(name: str = DEFAULT_MODEL, cache_dir: Path | None = None) -> Embedder:
+    """What ``MemoryStore.embedder`` uses when the app did not pass one in.
+
+    The default model runs on onnxruntime (``memfs/embed_onnx.py``: no torch at run
+    time; exported once into ``cache_dir``, by default ``models_dir()``); any other model,
+    ``MEMFS_EMBED_BACKEND=sentence-transformers``, or an export that cannot be made, runs
+    on sentence-transformers. Both give the same vectors under the same name, so the
+    vector cache and the index carry over from one to the other."""
+    if name == DEFAULT_MODEL and os.environ.get("MEMFS_EMBED_BACKEND", "onnx") == "onnx":
+        from memfs.embed_onnx import ExportError, onnx_embedder
+
+        try:
+            return onnx_embedder(cache_dir or models_dir())
+        except (ExportError, ImportError, OSError) as exc:
+            logging.getLogger("memfs.embed").warning(
+                "%s; using sentence-transformers instead", exc)
     return SentenceTransformerEmbedder(name)
 
 
@@ -208,12 +233,8 @@ class VectorStore:
 
 
 def _save_atomic(path: Path, array: npt.NDArray[Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with tmp.open("wb") as handle:
+    with atomic_writer(path) as handle:
         np.save(handle, array)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 class CachedEmbedder:

@@ -11,6 +11,8 @@ LLM SDKs) are translated where they enter, with ``raise ... from exc``.
     │   ├── CardParseError        a card (or other memory file) that does not validate
     │   └── NeedsKeyError         a provider was chosen but its key/endpoint is not set
     ├── NotARepoError             exit 2: the pair repository does not exist (run init)
+    ├── AccessError               exit 2: this API key may not reach that user (HTTP 403)
+    │   └── NoKeyError            no API key, or one that is unknown or removed (HTTP 401)
     ├── ConflictError             a write raced a hand edit, or a revert/merge conflicted
     ├── LockError                 another process holds the pair lock for too long
     ├── GitError                  a git command failed (command, status, stderr)
@@ -57,6 +59,16 @@ class NotARepoError(MemfsError):
     """The pair repository does not exist yet."""
 
     exit_code = 2
+
+
+class AccessError(MemfsError):
+    """An API key asked for a user's memory it was not made for."""
+
+    exit_code = 2
+
+
+class NoKeyError(AccessError):
+    """A request without a valid API key."""
 
 
 class ConflictError(MemfsError):

@@ -65,6 +65,19 @@ def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return out if isinstance(out, str) else str(out)
 
 
+def run_git_status(cwd: Path, *args: str, ok: tuple[int, ...] = (0, 1)) -> tuple[int, str]:
+    """Run ``git args`` where a non-zero status is an answer, not a failure (``merge-tree``
+    exits 1 for "conflicts", with its findings on stdout); other statuses raise ``GitError``."""
+    full_env = {k: v for k, v in os.environ.items() if k not in _SCRUB}
+    runner = git.Git(str(cwd))
+    status, out, err = runner.execute(
+        ["git", "-c", "core.quotepath=off", *args], env=full_env, with_exceptions=False,
+        with_extended_output=True, strip_newline_in_stdout=False)
+    if status not in ok:
+        raise GitError(args, status, str(err))
+    return status, out if isinstance(out, str) else str(out)
+
+
 def message(kind: str, summary: str, actor: Actor, session: str | None = None,
             body: str = "", extra: Mapping[str, str] | None = None) -> str:
     """A commit message in the DESIGN.md convention: ``kind: summary`` plus trailers."""
@@ -81,3 +94,26 @@ def message(kind: str, summary: str, actor: Actor, session: str | None = None,
         parts.append(body.strip())
     parts.append("\n".join(trailers))
     return "\n\n".join(parts) + "\n"
+
+
+def head_sha(root: Path) -> str | None:
+    """HEAD's sha from the ref files (no subprocess: this runs before every search)."""
+    git_dir = root / ".git"
+    try:
+        head = (git_dir / "HEAD").read_text().strip()
+    except FileNotFoundError:
+        return None
+    if not head.startswith("ref: "):
+        return head
+    ref = head[5:]
+    try:
+        return (git_dir / ref).read_text().strip()
+    except FileNotFoundError:
+        pass
+    try:
+        for line in (git_dir / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split(" ", 1)[0]
+    except FileNotFoundError:
+        pass
+    return None  # an unborn branch

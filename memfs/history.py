@@ -1,8 +1,8 @@
 """The raw conversation log: every message, durable before anything else happens.
 
 ``history/<session>.jsonl`` is append-only: a message is one JSON line, written with
-``O_APPEND``, flushed and fsynced before the caller goes on, so a crash right after
-``append`` cannot lose it. Git commits the files at compaction and at session end; they
+``O_APPEND`` and fsynced before the call that wrote it returns (``Appender`` batches the
+fsyncs: one per touched file per batch), so a crash after that cannot lose it. Git commits the files at compaction and at session end; they
 are never rewritten. Lines are JSON so any unicode, newline or 100 kB message survives
 byte for byte.
 """
@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memfs.errors import BadInputError
 from memfs.ids import check_id
@@ -81,6 +82,8 @@ def session_path(root: Path, session: str) -> Path:
 
 
 def next_turn(root: Path, session: str) -> int:
+    """The turn number the next message of ``session`` gets: its count of non-empty lines.
+    Reads the whole file; the turn keeps this count in the window state instead."""
     path = session_path(root, session)
     if not path.exists():
         return 0
@@ -91,23 +94,84 @@ def next_turn(root: Path, session: str) -> int:
 def append(root: Path, session: str, role: str, content: str, ts: dt.datetime,
            turn: int | None = None) -> Message:
     """Append one message durably. Callers hold the pair lock (turn numbers are counted)."""
-    if role not in ROLES:
-        raise BadInputError(f"role: must be 'user' or 'assistant' (got {role!r})")
-    if not isinstance(content, str):
-        raise BadInputError("content: must be a string")
-    path = session_path(root, session)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _drop_torn_tail(path)
-    message = Message(session, next_turn(root, session) if turn is None else turn, role,
-                      content, parse_ts(ts))
-    data = (message.to_json() + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with Appender(root) as appender:
+        appender.open(session)  # drops a torn last line first: it is not a turn
+        turn = next_turn(root, session) if turn is None else turn
+        message = appender.write(session, role, content, ts, turn).message
     return message
+
+
+@dataclass(frozen=True)
+class Written:
+    """One appended line: the message, and where its line sits in the session file."""
+
+    message: Message
+    at: int
+    end: int
+    tail: bytes
+    """The last (up to 32) bytes of the file after the write, for the window's append check."""
+
+
+class Appender:
+    """Appends messages to session files and fsyncs each touched file once, on ``sync``
+    (and on leaving the ``with`` block without an exception).
+
+    A batch of messages costs one fsync per session file rather than one per message; the
+    caller acknowledges nothing before ``sync`` returns. Callers hold the pair lock."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._fds: dict[str, int] = {}
+        self._dirty: set[str] = set()
+
+    def __enter__(self) -> Appender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.sync()  # also on the way out of an error: what was written stays written
+        finally:
+            self.close()
+
+    def write(self, session: str, role: str, content: str, ts: dt.datetime,
+              turn: int) -> Written:
+        if role not in ROLES:
+            raise BadInputError(f"role: must be 'user' or 'assistant' (got {role!r})")
+        if not isinstance(content, str):
+            raise BadInputError("content: must be a string")
+        fd = self.open(session)
+        message = Message(session, turn, role, content, parse_ts(ts))
+        data = (message.to_json() + "\n").encode("utf-8")
+        at = os.lseek(fd, 0, os.SEEK_END)
+        os.write(fd, data)
+        self._dirty.add(session)
+        end = at + len(data)
+        tail = data[-32:] if len(data) >= 32 else _read_at(fd, max(0, end - 32), end)
+        return Written(message, at, end, tail)
+
+    def sync(self) -> None:
+        """Make every message written so far durable (fsync each touched file)."""
+        for session in sorted(self._dirty):
+            os.fsync(self._fds[session])
+        self._dirty.clear()
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def open(self, session: str) -> int:
+        """The session file, open for appending (a torn last line from a crash is cut)."""
+        if session not in self._fds:
+            path = session_path(self.root, session)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _drop_torn_tail(path)
+            self._fds[session] = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        return self._fds[session]
+
+
+def _read_at(fd: int, start: int, end: int) -> bytes:
+    return os.pread(fd, end - start, start)
 
 
 def _drop_torn_tail(path: Path) -> None:
@@ -140,6 +204,18 @@ def line_problem(record: object) -> str | None:
         except BadInputError:
             return "ts: not an ISO-8601 timestamp"
     return None
+
+
+def json_object_line(line: str, where: str) -> dict[str, Any]:
+    """One line of a JSON Lines file a person wrote (a transcript, a probe set), as an
+    object; anything else is a ``BadInputError`` naming ``where`` (file and line)."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"{where}: not valid JSON ({exc.msg})") from None
+    if not isinstance(record, dict):
+        raise BadInputError(f"{where}: must be a JSON object")
+    return record
 
 
 def parse_line(line: str | bytes, session: str, position: int) -> Message | None:

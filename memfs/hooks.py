@@ -13,20 +13,29 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memfs.atomic import atomic_write
+
 HOOKS = ("pre-commit", "pre-merge-commit")
-MARKER = "# memfs hook v1"
+MARKER = "# memfs hook v2"
+OURS = "# memfs hook v"
+"""Any version of our hook (refreshed on open); a hook without it is the user's own."""
 DREAM_AUTHOR = "memfs-dream"
 NOT_SYSTEM = (DREAM_AUTHOR, "agent")
 
 _SCRIPT = """#!/bin/sh
 {marker}: validates memory files; see `memfs check`.
-PY={python}
-if [ -x "$PY" ] && "$PY" -c 'import memfs' 2>/dev/null; then
-  exec "$PY" -m memfs.hooks {hook}
-fi
-if command -v python3 >/dev/null 2>&1 && python3 -c 'import memfs' 2>/dev/null; then
-  exec python3 -m memfs.hooks {hook}
-fi
+# One Python per commit: it runs the check, or exits 97 when memfs is not importable there.
+for PY in {python} python3; do
+  command -v "$PY" >/dev/null 2>&1 || continue
+  "$PY" -c 'import sys
+try:
+    from memfs.hooks import main
+except ImportError:
+    sys.exit(97)
+sys.exit(main(sys.argv[1:]))' {hook}
+  rc=$?
+  [ "$rc" -eq 97 ] || exit "$rc"
+done
 echo "memfs: cannot run the memfs check (memfs is not importable); commit refused" >&2
 exit 1
 """
@@ -41,9 +50,9 @@ def install(git_dir: Path) -> None:
         text = _SCRIPT.format(marker=MARKER, python=shlex.quote(sys.executable), hook=hook)
         if path.exists():
             current = path.read_text(errors="replace")
-            if current == text or MARKER not in current:
+            if current == text or OURS not in current:
                 continue
-        path.write_text(text)
+        atomic_write(path, text)
         path.chmod(0o755)
 
 

@@ -21,9 +21,12 @@ indexed: it is in context on every turn anyway.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from memfs.embed import Embedder, content_key
+from memfs.errors import BadInputError
 from memfs.history import is_placeholder
 from memfs.index_git import (  # noqa: F401  (re-exported: the index's public surface)
     card_and_summary_items,
@@ -65,22 +68,48 @@ SNAPSHOT_MIN_ROWS = 500
 
 # -- keeping current -----------------------------------------------------------------------------
 
-_OPEN: dict[tuple[str, str], PairIndex] = {}
+_OPEN: OrderedDict[tuple[str, str], PairIndex] = OrderedDict()
+_OPEN_LOCK = threading.Lock()
+_OPEN_LIMIT: list[int | None] = [None]
 
 
 def open_index(root: Path, embedder: Embedder) -> PairIndex:
-    """This process's index of the pair (kept warm between searches), not yet refreshed."""
+    """This process's index of the pair (kept warm between searches), not yet refreshed.
+
+    With a limit set (``set_open_limit``, a server's ``--max-pairs``), the least recently
+    opened indexes are dropped past it; such a pair loads again from its snapshot."""
     key = (str(root.resolve()), embedder.name)
-    index = _OPEN.get(key)
-    if index is None or (index.items and not index.folder.exists()):
-        index = _OPEN[key] = PairIndex(root, embedder)
+    with _OPEN_LOCK:
+        index = _OPEN.get(key)
+        if index is None or (index.items and not index.folder.exists()):
+            index = _OPEN[key] = PairIndex(root, embedder)
+        _OPEN.move_to_end(key)
+        limit = _OPEN_LIMIT[0]
+        while limit is not None and len(_OPEN) > limit:
+            _OPEN.popitem(last=False)
     index.embedder = embedder
     return index
 
 
+def set_open_limit(limit: int | None) -> None:
+    """Keep at most ``limit`` warm indexes in this process (None: no bound)."""
+    if limit is not None and limit < 1:
+        raise BadInputError(f"max pairs: must be at least 1 (got {limit})")
+    with _OPEN_LOCK:
+        _OPEN_LIMIT[0] = limit
+        while limit is not None and len(_OPEN) > limit:
+            _OPEN.popitem(last=False)
+
+
+def open_index_count() -> int:
+    """How many pair indexes this process keeps warm."""
+    return len(_OPEN)
+
+
 def forget_open_indexes() -> None:
     """Drop every warm index of this process (tests; ``reindex``)."""
-    _OPEN.clear()
+    with _OPEN_LOCK:
+        _OPEN.clear()
 
 
 def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan:

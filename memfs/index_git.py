@@ -11,33 +11,11 @@ from pathlib import Path
 from memfs import history
 from memfs.cardstore import load_cards
 from memfs.errors import GitError
+from memfs.gitio import head_sha as head_sha  # re-exported: the index reads HEAD this way
 from memfs.gitio import run_git
 from memfs.index_items import Item, card_item, summary_items
 
 # -- reading the repository cheaply ------------------------------------------------------------
-
-
-def head_sha(root: Path) -> str | None:
-    """HEAD's sha from the ref files (no subprocess: this runs before every search)."""
-    git_dir = root / ".git"
-    try:
-        head = (git_dir / "HEAD").read_text().strip()
-    except FileNotFoundError:
-        return None
-    if not head.startswith("ref: "):
-        return head
-    ref = head[5:]
-    try:
-        return (git_dir / ref).read_text().strip()
-    except FileNotFoundError:
-        pass
-    try:
-        for line in (git_dir / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except FileNotFoundError:
-        pass
-    return None  # an unborn branch
 
 
 def changed_paths(root: Path, old: str, new: str) -> list[str] | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import uuid
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from memfs.atomic import atomic_write, atomic_writer
 from memfs.chunks import Pieces
 from memfs.index_items import Item, ItemTable, outdated_messages
 from memfs.lock import pair_lock
@@ -52,7 +52,7 @@ def write_checked(path: Path, data: dict[str, Any]) -> None:
     a reader sees the old file or the new one, and ``read_checked`` refuses a damaged one
     (a flipped byte in a card's text would otherwise be searched as if it were true)."""
     body = json.dumps(data, ensure_ascii=False).encode("utf-8")
-    _write_atomic(path, b"%d\n" % zlib.crc32(body) + body)
+    atomic_write(path, b"%d\n" % zlib.crc32(body) + body)
 
 
 def read_checked(path: Path) -> dict[str, Any] | None:
@@ -65,14 +65,6 @@ def read_checked(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):  # ValueError: bad JSON, bad UTF-8, bad CRC line
         return None
     return data if isinstance(data, dict) else None
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temp file, then rename: readers see the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 _ITEM_FIELDS = tuple(f.name for f in fields(Item))
@@ -137,11 +129,9 @@ def save_snapshot(index: PairIndex) -> None:
                   if index.position.get(item.ref) == row]}
     folder = index.folder
     with pair_lock(index.root):
-        _write_atomic(folder / f"snap-{generation}.npz", packed)
-        tmp = folder / f".snap-{generation}.vectors.tmp"
-        with tmp.open("wb") as handle:
+        atomic_write(folder / f"snap-{generation}.npz", packed)
+        with atomic_writer(folder / f"snap-{generation}.vectors.npy") as handle:
             np.save(handle, vectors)
-        os.replace(tmp, folder / f"snap-{generation}.vectors.npy")
         write_checked(folder / SNAPSHOT, manifest)
         write_state(folder, index.head, index.memory_items())
         # we hold the lock, so no writer is midway: any temp file is a dead writer's

@@ -40,8 +40,9 @@ def pair_lock(root: Path, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
     fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, root, timeout)
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        # The holder's pid, for a person looking; padded and written in place, because
+        # truncating the file first cost a journal commit per turn (~5 ms on a busy disk).
+        os.pwrite(fd, f"{os.getpid():<15}\n".encode(), 0)
         held[key] = 1
         recover_git_locks(root / ".git")
         try:

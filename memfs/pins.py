@@ -56,7 +56,18 @@ def parse_pins(text: str) -> PinFile:
     for pin in result.pins:
         if not pin.text:
             result.problems.append(f"line {pin.start + 1}: empty pin")
+        result.problems += _lazy_lines(lines, pin)
     return result
+
+
+def _lazy_lines(lines: list[str], pin: Pin) -> list[str]:
+    """Plain unindented lines that Markdown would fold into the pin above ("lazy
+    continuation"): almost always a new pin written without its '- '. A pin continues
+    only on indented lines."""
+    return [f"line {n + 1}: not a list item (each pin is one '- ' item; indent a line "
+            "to continue the pin above)"
+            for n in range(pin.start + 1, pin.end)
+            if lines[n].strip() and not lines[n][:1].isspace()]
 
 
 def _item_text(item: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -291,12 +292,17 @@ def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
 def similarities(matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
     """Dot product of every (float16, L2-normalised) row with ``query``, as float32.
 
-    Rows are kept in float16: half the memory, and since a matrix-vector product over 100k
-    rows is bound by memory bandwidth, about 2-3x faster (torch accumulates in float32; the
-    error is ~1e-4). One thread: on a busy 2-core machine a second one only waits.
+    Rows are kept in float16: half the memory. When torch is loaded anyway (the
+    sentence-transformers embedder), its float16 product is used (one thread: on a busy
+    2-core machine a second one only waits). Otherwise torch is not imported for this —
+    that alone costs seconds in a one-shot ``memfs search`` — and numpy multiplies a
+    float32 mirror of the rows, which is converted once and then only for appended rows
+    (numpy has no fast float16 product: converting 100k rows per search took ~1 s).
     """
     if not len(matrix):
         return np.zeros(0, dtype=np.float32)
+    if "torch" not in sys.modules:
+        return np.asarray(_float32_rows(matrix) @ query.astype(np.float32), dtype=np.float32)
     import torch
 
     threads = torch.get_num_threads()
@@ -306,6 +312,48 @@ def similarities(matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
         return np.asarray(out.float().numpy(), dtype=np.float32)
     finally:
         torch.set_num_threads(threads)
+
+
+class _Mirror:
+    """float32 copies of the first ``rows`` rows of one float16 buffer. The index only ever
+    appends rows to its buffers (a removal marks a status; compaction makes a new buffer),
+    so rows once copied stay right. ``first``/``last`` (rows 0 and ``rows - 1`` as float16
+    bytes) tell a reused address from the same buffer."""
+
+    def __init__(self, dim: int) -> None:
+        self.rows = 0
+        self.first = b""
+        self.last = b""
+        self.copy = np.zeros((0, dim), dtype=np.float32)
+
+    def matches(self, matrix: npt.NDArray[np.float16]) -> bool:
+        return (self.rows <= len(matrix) and matrix[0].tobytes() == self.first
+                and matrix[self.rows - 1].tobytes() == self.last)
+
+
+_MIRRORS: dict[tuple[int, int], _Mirror] = {}
+
+
+def _float32_rows(matrix: npt.NDArray[np.float16]) -> npt.NDArray[np.float32]:
+    key = (int(matrix.__array_interface__["data"][0]), int(matrix.shape[1]))
+    mirror = _MIRRORS.get(key)
+    if mirror is None or not mirror.matches(matrix):
+        # A new buffer: the index's previous one (same first row) is not coming back.
+        for old in [k for k, m in _MIRRORS.items() if m.first == matrix[0].tobytes()]:
+            del _MIRRORS[old]
+        while len(_MIRRORS) >= 4:  # a few pairs' indexes per process; the oldest goes
+            _MIRRORS.pop(next(iter(_MIRRORS)))
+        mirror = _MIRRORS[key] = _Mirror(matrix.shape[1])
+    if mirror.rows < len(matrix):
+        if len(mirror.copy) < len(matrix):
+            grown = np.zeros((max(len(matrix) + 4096, len(mirror.copy) * 5 // 4),
+                              matrix.shape[1]), dtype=np.float32)
+            grown[:mirror.rows] = mirror.copy[:mirror.rows]
+            mirror.copy = grown
+        mirror.copy[mirror.rows:len(matrix)] = matrix[mirror.rows:]
+        mirror.rows = len(matrix)
+        mirror.first, mirror.last = matrix[0].tobytes(), matrix[-1].tobytes()
+    return mirror.copy[:len(matrix)]
 
 
 def top_candidates(scores: Sequence[Floats], pool: int) -> npt.NDArray[np.int64]:

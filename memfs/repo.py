@@ -8,14 +8,13 @@ outside the memory layout (and ``system/`` for dreaming), writes each file atomi
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from memfs import hooks
 from memfs.assets import read_template
+from memfs.atomic import atomic_write
 from memfs.errors import BadInputError, GitError, NotARepoError
 from memfs.gitio import AGENT, DREAM, USER, Actor, actor_env, message, run_git
 from memfs.ids import check_id
@@ -41,12 +40,18 @@ class PairRepo:
         return repo
 
     @classmethod
-    def create(cls, root: Path, user: str, character: str) -> tuple[PairRepo, bool]:
-        """Create the pair (idempotent). Returns the repo and whether anything was created."""
+    def create(cls, root: Path, user: str, character: str, *, user_name: str | None = None,
+               character_name: str | None = None) -> tuple[PairRepo, bool]:
+        """Create the pair (idempotent). Returns the repo and whether anything was created.
+
+        ``user_name`` and ``character_name`` are display names for the persona; ids are
+        not names (a user id may be ``u-4821`` or ``you``), so without a display name the
+        persona names nobody rather than the id."""
         check_id(user, "user id")
         check_id(character, "character id")
         if (root / ".git").exists():
             return cls.open(root), False
+        persona_text = persona(character_name or _name(character), user_name)
         try:
             if root.exists() and any(root.iterdir()):
                 raise BadInputError(f"{root}: exists and is not a memfs pair repository")
@@ -58,8 +63,7 @@ class PairRepo:
         hooks.install(root / ".git")
         repo = cls(root)
         files: dict[str, str | None] = {
-            "system/persona.md": read_template("pair/system/persona.md").format(
-                user=_name(user), character=_name(character)),
+            "system/persona.md": persona_text,
             "system/pins.md": read_template("pair/system/pins.md"),
             "summary.md": "",
             "cards/.gitkeep": "",
@@ -127,6 +131,20 @@ class PairRepo:
         return self.commit_paths(work, paths, message(kind, summary, actor, session, body, extra),
                                  actor)
 
+    def record(self, kind: str, summary: str, actor: Actor, body: str = "",
+               extra: Mapping[str, str] | None = None) -> str:
+        """An empty commit on the current branch that only records a decision in its
+        trailers (a rejected dream). Made without the index, so nothing the user has
+        staged is swept into it; the branch moves only if nobody committed meanwhile."""
+        with self.lock():
+            head = self.head()
+            ref = run_git(self.root, "symbolic-ref", "-q", "HEAD").strip()
+            msg = message(kind, summary, actor, body=body, extra=extra)
+            sha = run_git(self.root, "commit-tree", f"{head}^{{tree}}", "-p", head, "-m", msg,
+                          env=actor_env(actor)).strip()
+            run_git(self.root, "update-ref", "-m", f"memfs {kind}", ref, sha, head)
+            return sha
+
     def commit_paths(self, work: Path, paths: list[str], msg: str, actor: Actor) -> str | None:
         """Commit the working-tree state of ``paths`` (and only them), if it changed.
 
@@ -151,6 +169,16 @@ class PairRepo:
         return run_git(work, "rev-parse", "HEAD").strip()
 
 
+def persona(character: str, user_name: str | None) -> str:
+    """A new pair's ``system/persona.md`` (the person edits it from then on)."""
+    for label, value in (("character name", character), ("user name", user_name)):
+        if value is not None and (not value.strip() or "\n" in value or len(value) > 80):
+            raise BadInputError(f"{label}: must be one line of 1-80 characters")
+    to_user = f" to {user_name.strip()}" if user_name else ""
+    return read_template("pair/system/persona.md").format(character=character.strip(),
+                                                          to_user=to_user)
+
+
 def _name(identifier: str) -> str:
     return identifier[:1].upper() + identifier[1:]
 
@@ -167,18 +195,3 @@ def safe_path(path: str, actor: Actor = USER) -> str:
     if pure.parts[0] == "cards" and len(pure.parts) == 2 and pure.name.endswith(".md"):
         check_id(pure.name[:-3], "card id")
     return str(pure)
-
-
-def atomic_write(target: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, then rename: never half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".memfs-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from memfs.errors import BadInputError, ConflictError, GitError
 from memfs.gitio import USER, actor_env, message, run_git
+from memfs.pins import add_pin, parse_pins, remove_pin
 from memfs.repo import PairRepo
 
 _SEP = "\x1f"
@@ -44,13 +45,16 @@ class LogEntry:
 
 
 def log(repo: PairRepo, n: int | None = None, rev: str = "HEAD",
-        author: str | None = None) -> list[LogEntry]:
-    """Commits on the first-parent line (a dream shows as its one merge), newest first."""
+        author: str | None = None, skip: int = 0) -> list[LogEntry]:
+    """Commits on the first-parent line (a dream shows as its one merge), newest first;
+    ``skip`` leaves out that many of the newest (a page of the inspector's timeline)."""
     fmt = "%x1e" + "%x1f".join(["%H", "%s", "%an", "%aI", "%P",
                                 "%(trailers:only,unfold,separator=%x1d)", ""])
     args = ["log", "--first-parent", f"--format={fmt}", "--name-only"]
     if n is not None:
         args.append(f"-n{n}")
+    if skip:
+        args.append(f"--skip={skip}")
     if author:
         args.append(f"--author={author}")
     out = run_git(repo.root, *args, rev, "--")
@@ -135,6 +139,8 @@ def revert(repo: PairRepo, rev: str) -> str:
             run_git(repo.root, *args, sha)
         except GitError as exc:
             _abort(repo)
+            if is_pin_commit(repo, entry):
+                return _revert_pins(repo, entry)
             raise ConflictError(
                 f"revert {sha[:10]} conflicts with later changes; nothing was changed "
                 f"({exc.stderr.splitlines()[0] if exc.stderr else 'git revert failed'})"
@@ -147,6 +153,47 @@ def revert(repo: PairRepo, rev: str) -> str:
             _abort(repo)
             raise
         return repo.head()
+
+
+def is_pin_commit(repo: PairRepo, entry: LogEntry) -> bool:
+    """A commit that changed only ``system/pins.md``: undone as pin operations if need be."""
+    if not entry.subject.startswith("pin: ") or len(entry.parents) != 1:
+        return False
+    changed = run_git(repo.root, "diff", "--name-only", entry.parents[0], entry.sha).split()
+    return changed == ["system/pins.md"]
+
+
+def _revert_pins(repo: PairRepo, entry: LogEntry) -> str:
+    """Undo a ``pin:`` commit as pin operations when its lines no longer apply as text.
+
+    Pins sit on adjacent lines, so reverting an older pin commit as a diff almost always
+    conflicts with the pins added since. What the person means is clear, though: remove
+    the pins that commit added and put back the ones it removed; the others stay.
+    """
+    if (repo.read_worktree("system/pins.md") or "") != (repo.read_head("system/pins.md") or ""):
+        raise ConflictError("system/pins.md has uncommitted changes: commit or drop them "
+                            "first; nothing was reverted")
+    sha = repo.commit({"system/pins.md": pins_reverted(repo, entry)}, "revert", entry.subject,
+                      USER,
+                      body=f"This reverts commit {entry.sha} as pin operations (its lines "
+                           "conflicted with later pins).",
+                      extra={"Memfs-Reverts": entry.sha})
+    return sha or repo.head()
+
+
+def pins_reverted(repo: PairRepo, entry: LogEntry) -> str:
+    """HEAD's pins file with ``entry``'s pins taken out and the ones it removed put back."""
+    before = parse_pins(repo.read_head("system/pins.md", entry.parents[0]) or "").texts()
+    after = parse_pins(repo.read_head("system/pins.md", entry.sha) or "").texts()
+    text = repo.read_head("system/pins.md") or ""
+    for added in (t for t in after if t not in before):
+        now = parse_pins(text).texts()
+        if added in now:
+            text, _ = remove_pin(text, now.index(added) + 1)
+    for removed in (t for t in before if t not in after):
+        if removed not in parse_pins(text).texts():
+            text = add_pin(text, removed)
+    return text
 
 
 def _abort(repo: PairRepo) -> None:

@@ -53,7 +53,9 @@ class Dreamer(Protocol):
 class DreamQueue(Protocol):
     """Where a compaction sends its pair to be dreamed, without waiting for the dream."""
 
-    def submit(self, pair: MemoryPair) -> None: ...
+    def submit(self, pair: MemoryPair) -> str | None:
+        """Hand the pair's pending events over; may say what became of them (for
+        ``memfs ingest``), None meaning "started in the background"."""
 
     def close(self, wait: bool = True) -> None:
         """Stop taking jobs; with ``wait``, let running dreams finish (pending events stay

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from memfs import pins as pinfile
 from memfs import revisions
+from memfs.atomic import atomic_write
 from memfs.cards import Card, utcnow
 from memfs.cardstore import load_cards
 from memfs.check import Problem, check_tree
 from memfs.config import Config
-from memfs.errors import BadInputError, MemfsError
-from memfs.gitio import USER
+from memfs.errors import BadInputError, ConflictError, MemfsError
+from memfs.gitio import USER, run_git
 from memfs.ids import check_id
 from memfs.repo import PairRepo
 
@@ -84,11 +85,13 @@ class MemoryStore:
             self._llm = self.services.make_llm(self.config)
         return self._llm
 
-    def pair(self, user: str, character: str, *, create: bool = True) -> MemoryPair:
-        """The pair's handle; creates the repository unless ``create=False``."""
+    def pair(self, user: str, character: str, *, create: bool = True,
+             user_name: str | None = None, character_name: str | None = None) -> MemoryPair:
+        """The pair's handle; creates the repository unless ``create=False`` (with the
+        display names, if given, in its persona)."""
         pair = MemoryPair(self, check_id(user, "user id"), check_id(character, "character id"))
         if create:
-            pair.init()
+            pair.init(user_name=user_name, character_name=character_name)
         return pair
 
     def pairs(self) -> list[tuple[str, str]]:
@@ -125,15 +128,29 @@ class MemoryPair:
             self._repo = PairRepo.open(self.root)
         return self._repo
 
-    def init(self) -> bool:
-        """Create the repository if needed; True when something was created."""
-        self._repo, created = PairRepo.create(self.root, self.user, self.character)
+    def init(self, *, user_name: str | None = None, character_name: str | None = None) -> bool:
+        """Create the repository if needed; True when something was created. Display
+        names only shape a new pair's persona (edit ``system/persona.md`` later)."""
+        self._repo, created = PairRepo.create(self.root, self.user, self.character,
+                                              user_name=user_name, character_name=character_name)
         return created
 
     # -- pins ---------------------------------------------------------------------------------
 
-    def pins(self) -> list[str]:
-        return pinfile.parse_pins(self.repo.read_worktree("system/pins.md") or "").texts()
+    def pins(self, rev: str = "HEAD") -> list[str]:
+        """The pins at ``rev``: committed HEAD by default, which is what the model sees."""
+        return pinfile.parse_pins(self.repo.read_head("system/pins.md", rev) or "").texts()
+
+    def uncommitted(self, *paths: str) -> list[str]:
+        """Files under ``paths`` whose working copy differs from HEAD (hand edits not yet
+        committed, valid or not), new files included."""
+        out = run_git(self.root, "status", "--porcelain", "-z", "--untracked-files=all",
+                      "--", *paths)
+        found = []
+        for entry in out.split("\0"):
+            if len(entry) > 3 and not entry[3:].rsplit("/", 1)[-1].startswith("."):
+                found.append(entry[3:])
+        return sorted(found)
 
     def _pins_text(self) -> str:
         """The pins file as saved; an invalid hand edit is refused, not built upon."""
@@ -166,6 +183,23 @@ class MemoryPair:
                 raise BadInputError(f"system/pins.md: {problems[0]} (file kept as saved)")
             return self.repo.commit({"system/pins.md": text}, "pin", "edit pins", USER)
 
+    def edit_pins(self, text: str, expected: str | None = None) -> str | None:
+        """Replace the whole pins file (an editor in a page), then commit it as
+        ``commit_pins_file`` does. Invalid text is refused before anything is written;
+        with ``expected`` (the text the editor started from), a file that changed since
+        (a hand edit, another page) is refused rather than overwritten."""
+        problems = pinfile.parse_pins(text).problems
+        if problems:
+            raise BadInputError(f"system/pins.md: {'; '.join(problems)} (nothing was saved)")
+        with self.repo.lock():
+            current = self.repo.read_worktree("system/pins.md") or ""
+            if expected is not None and current.replace("\r\n", "\n") != \
+                    expected.replace("\r\n", "\n"):
+                raise ConflictError("system/pins.md changed since the editor opened it; "
+                                    "nothing was saved (reload to see the current pins)")
+            atomic_write(self.root / "system" / "pins.md", text)
+            return self.commit_pins_file()
+
     # -- cards --------------------------------------------------------------------------------
 
     def cards(self, status: str | None = None, rev: str = "HEAD") -> list[Card]:
@@ -178,6 +212,21 @@ class MemoryPair:
             if card.id == card_id:
                 return card
         raise BadInputError(f"card {card_id!r}: no such card in {self.user}/{self.character}")
+
+    def mark_wrong(self, card_id: str) -> str:
+        """The user says this card is wrong: ``status: deleted`` in a commit by ``user``
+        (search never returns it again; git keeps every version, so it can be reverted)."""
+        with self.repo.lock():
+            card = self.card(card_id)
+            if card.status == "deleted":
+                raise BadInputError(f"card {card_id!r}: already marked wrong")
+            if self.uncommitted(card.path):
+                raise ConflictError(f"{card.path} has uncommitted changes: commit or drop "
+                                    "them first; nothing was changed")
+            new = card.evolve(status="deleted", updated=self.now().replace(microsecond=0))
+            sha = self.repo.commit({card.path: new.to_text()}, "card",
+                                   f"mark {card_id} wrong", USER)
+            return sha or self.repo.head()
 
     def summary(self, rev: str = "HEAD") -> str:
         return self.repo.read_head("summary.md", rev) or ""

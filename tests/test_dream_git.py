@@ -261,8 +261,8 @@ def test_two_dreams_at_once_one_runs_the_other_is_busy(
     wait_for_step(pair, proc, "worktree")
 
     assert run_pending(pair, extractor=ScriptedExtractor([]), now=NOW).busy
-    cli = run_cli("-u", "alex", "-c", "mira", "dream")  # type: ignore[operator]
-    assert cli.code == 0 and "another dream is running" in cli.out and str(proc.pid) in cli.out
+    cli = run_cli("-u", "alex", "-c", "mira", "dream", "--no-wait")  # type: ignore[operator]
+    assert cli.code == 0 and "another dream is still running" in cli.out and str(proc.pid) in cli.out
     second = subprocess.run([sys.executable, "-m", "memfs.agent.dream", "--home", str(pair.store.home),
                              "--user", "alex", "--character", "mira"],
                             capture_output=True, text=True, timeout=60, check=False)

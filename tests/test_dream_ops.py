@@ -119,16 +119,16 @@ def test_ops_may_arrive_wrapped_in_an_object_but_not_as_prose() -> None:
 
 
 def test_extraction_needs_a_summary_string() -> None:
-    extraction, log = extraction_from_json({"summary": " New summary. ", "ops": [write()]}, KNOWN)
+    extraction, log = extraction_from_json({"story": " New summary. ", "ops": [write()]}, KNOWN)
     assert extraction.summary == "New summary." and len(extraction.ops) == 1 and log == []
     with pytest.raises(LLMError):
         extraction_from_json({"ops": []}, KNOWN)
 
 
 def test_tool_schema_accepts_a_real_answer_and_stays_compact() -> None:
-    answer = {"summary": "s", "ops": [write(), {"op": "close", "id": "c-aaa111", "reason": "done"}]}
+    answer = {"story": "s", "ops": [write(), {"op": "close", "id": "c-aaa111", "reason": "done"}]}
     assert validate(answer, EXTRACTION_TOOL.input_schema) == []
-    assert validate({"summary": "s", "ops": [{"op": "write", "salience": 3}]}, EXTRACTION_TOOL.input_schema)
+    assert validate({"story": "s", "ops": [{"op": "write", "salience": 3}]}, EXTRACTION_TOOL.input_schema)
     props = EXTRACTION_TOOL.input_schema["properties"]
-    assert set(props) == {"summary", "ops"}  # no free-form reasoning field to eat the 2,048-token cap
+    assert set(props) == {"story", "ops"}  # no free-form reasoning field to eat the 2,048-token cap
     assert len(json.dumps(EXTRACTION_TOOL.input_schema)) < 2000

@@ -13,7 +13,7 @@ from memfs.agent.dream.runner import merge_subject, run_pending
 from memfs.compaction import pending_events, save_event
 from memfs.gitio import USER, run_git
 from memfs.store import MemoryPair
-from tests._fakes_dream import NOW, SESSION, ScriptedExtractor, chat, write_op
+from tests._fakes_dream import NOW, SESSION, T0, ScriptedExtractor, chat, write_op
 from tests.conftest import card_text
 
 LINES = ["I quit my job at the hospital, I'm a teacher now.", "Congratulations!",
@@ -61,7 +61,7 @@ def test_dream_writes_supersedes_merges_and_expires_cards(pair: MemoryPair) -> N
     assert teacher.supersedes == ("c-job001",) and teacher.status == "active"
     assert teacher.source is not None and teacher.source.session == SESSION
     assert teacher.source.turns == (0,)
-    assert teacher.created == NOW and teacher.updated == NOW
+    assert teacher.created == T0 and teacher.updated == NOW  # created: when it was said
     assert {cards["c-dog001"].superseded_by, cards["c-dog002"].superseded_by} == {rex.id}
     assert set(rex.supersedes) == {"c-dog001", "c-dog002"}
     assert cards["c-plan02"].status == "expired"
@@ -170,7 +170,7 @@ def test_invalid_model_json_twice_keeps_the_window_pending(pair: MemoryPair) -> 
     chat(pair, LINES)
     llm = FakeLLM(default="this is not json {")
     llm.enqueue(tool={"name": "record_dream", "input": {"ops": "nope"}})
-    llm.enqueue(tool={"name": "record_dream", "input": {"summary": 3}})
+    llm.enqueue(tool={"name": "record_dream", "input": {"story": 3}})
 
     [result] = run_pending(pair, llm, now=NOW).results
 
@@ -187,7 +187,7 @@ def test_model_ops_on_unknown_ids_or_system_are_dropped_and_logged(pair: MemoryP
     chat(pair, LINES)
     pins_before = pair.repo.read_head("system/pins.md")
     llm = FakeLLM()
-    llm.enqueue(tool={"name": "record_dream", "input": {"summary": "Alex teaches now.", "ops": [
+    llm.enqueue(tool={"name": "record_dream", "input": {"story": "Alex teaches now.", "ops": [
         {"op": "supersede", "old_id": "c-ghost1", "type": "fact",
          "body": "The user is a teacher.", "entities": ["user"], "turns": [0]},
         {"op": "write", "path": "system/pins.md", "type": "boundary",
@@ -206,17 +206,26 @@ def test_model_ops_on_unknown_ids_or_system_are_dropped_and_logged(pair: MemoryP
     assert len(result.notes) == 2
 
 
-def test_an_uncommitted_window_fails_and_stays_pending(pair: MemoryPair) -> None:
+def test_the_dream_commits_its_history_and_a_refused_commit_stays_pending(pair: MemoryPair) -> None:
+    """The turn runs no git: the dream commits the history it reads. When the pair's hook
+    refuses that commit (a hand-broken line), the dream fails and the window stays pending."""
     from memfs.compaction import write_event
     from memfs.history import append, iter_messages
 
     append(pair.root, "s-20261106-01", "user", "never committed", NOW)
     event = write_event(pair.root, list(iter_messages(pair.root)), "test", NOW)
+    path = pair.root / "history" / "s-20261106-01.jsonl"
+    good = path.read_text()
+    path.write_text(good + "not json\n")
 
     [result] = run_pending(pair, extractor=ScriptedExtractor([]), now=NOW).results
 
-    assert result.status == "failed" and "not committed" in (result.error or "")
+    assert result.status == "failed" and "not valid JSON" in (result.error or "")
     assert pending_events(pair.root)[0].id == event.id
+    path.write_text(good)
+    [result] = run_pending(pair, extractor=ScriptedExtractor([]), now=NOW).results
+    assert result.status == "merged" and pending_events(pair.root) == []
+    assert pair.repo.read_head("history/s-20261106-01.jsonl") == good
 
 
 def test_an_event_already_merged_is_not_dreamed_twice(pair: MemoryPair) -> None:
@@ -274,7 +283,7 @@ def test_memfs_dream_cli_reports_nothing_pending_and_runs_windows(
     assert result.code == 0 and "nothing pending" in result.out
     chat(pair, LINES)
     scripted = ScriptedExtractor([write_op("The user works as a teacher.", [0])])
-    monkeypatch.setattr(runner, "make_extractor", lambda llm: scripted)
+    monkeypatch.setattr(runner, "make_extractor", lambda llm, pair=None: scripted)
 
     result = run_cli("-u", "alex", "-c", "mira", "dream", "--json")  # type: ignore[operator]
 

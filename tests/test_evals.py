@@ -56,7 +56,7 @@ def test_planted_fails_without_long_term_memory(run_cli: Any, shared_model: Embe
     past-message search recalls about half of them with dreaming broken.)"""
     from memfs.agent.dream.ops import Extraction
 
-    def forgetful(llm: Any) -> Any:
+    def forgetful(llm: Any, pair: Any = None) -> Any:
         return lambda window, cards, summary, now: Extraction(summary="", ops=[])
 
     monkeypatch.setattr("memfs.agent.dream.runner.make_extractor", forgetful)

@@ -30,7 +30,7 @@ CARDS = [
     Card(id="c-old001", type="fact", body="The user used to live in Leeds.", status="stale", created=TS),
 ]
 ANSWER = {
-    "summary": "The user has a dentist appointment on 2026-11-05.\nOpen plans:\n- dentist 2026-11-05",
+    "story": "The user has a dentist appointment on 2026-11-05.",
     "ops": [
         {"op": "write", "type": "plan", "body": "The user has a dentist appointment on 2026-11-05 at 9.",
          "entities": ["user"], "salience": 0.6, "valid_from": "2026-11-04", "expires": "2026-11-05", "turns": [7]},
@@ -66,7 +66,9 @@ def test_answer_is_parsed_and_ops_on_unknown_or_inactive_cards_are_dropped(caplo
     llm = FakeLLM().enqueue(tool={"name": EXTRACTION_TOOL.name, "input": ANSWER})
     with caplog.at_level(logging.WARNING, logger="memfs.agent.dream.extract_llm"):
         ex = extract_with_llm(llm, WINDOW, CARDS, "", NOW)
-    assert ex.summary.startswith("The user has a dentist appointment")
+    assert ex.summary.startswith("## Profile") and "## Recent story" in ex.summary
+    assert "2026-11-04: The user has a dentist appointment on 2026-11-05." in ex.summary  # the story line
+    assert "Open plans:" in ex.summary and "meeting with Lin moved to Friday" in ex.summary
     assert [type(op) for op in ex.ops] == [WriteOp, SupersedeOp]
     write = ex.ops[0]
     assert isinstance(write, WriteOp) and write.expires == dt.date(2026, 11, 5) and write.turns == (7,)

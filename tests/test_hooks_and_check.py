@@ -27,7 +27,20 @@ def hand_commit(root: Path, path: str, text: str, author: str = "someone") -> su
 def test_hand_commit_of_a_valid_card_is_accepted(pair: MemoryPair) -> None:
     result = hand_commit(pair.root, "cards/c-ok.md", card_text("c-ok", "The user likes tea."))
     assert result.returncode == 0, result.stderr
+    assert "Warning" not in result.stderr and "memfs" not in result.stderr, result.stderr
     assert [c.id for c in pair.cards()] == ["c-ok"]
+
+
+def test_an_old_hook_is_refreshed_and_a_users_own_hook_is_left_alone(pair: MemoryPair) -> None:
+    from memfs import hooks
+
+    ours = pair.root / ".git" / "hooks" / "pre-commit"
+    ours.write_text("#!/bin/sh\n# memfs hook v1: validates memory files\nexit 0\n")
+    theirs = pair.root / ".git" / "hooks" / "pre-merge-commit"
+    theirs.write_text("#!/bin/sh\nexit 0\n")
+    hooks.install(pair.root / ".git")
+    assert hooks.MARKER in ours.read_text()
+    assert theirs.read_text() == "#!/bin/sh\nexit 0\n"
 
 
 def test_hand_commit_of_a_broken_card_is_refused_with_the_check_message(pair: MemoryPair, run_cli) -> None:

@@ -86,10 +86,13 @@ def test_log_diff_show_and_revert_of_a_revert(run_cli, pair: MemoryPair) -> None
 
 
 def test_conflicting_revert_exits_1_and_leaves_repo_clean(run_cli, pair: MemoryPair) -> None:
-    pair.pin("one")
-    first = pair.repo.head()
-    pair.pin("two")
-    pair.unpin(1)
+    from memfs.gitio import USER
+    from tests.conftest import card_text
+
+    first = pair.repo.commit({"cards/c-x.md": card_text("c-x", "The user likes tea.")},
+                             "card", "write c-x", USER)
+    pair.repo.commit({"cards/c-x.md": card_text("c-x", "The user likes green tea.")},
+                     "edit", "update cards/c-x.md", USER)
     head = pair.repo.head()
     result = run_cli("-u", "alex", "-c", "mira", "revert", first)
     assert result.code == 1 and "conflicts" in result.err

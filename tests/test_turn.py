@@ -108,7 +108,9 @@ def test_compaction_evicts_oldest_whole_exchanges_and_records_an_event(isolated_
     evicted = {(s.session, t) for e in events for s in e.spans for t in range(s.first, s.last + 1)}
     assert all((m.session, m.turn) not in evicted for m in window)
     assert len(evicted) + len(window) == 24
-    # history is committed at compaction, so dreaming can read it from git
+    # the conversation path runs no git; the dream commits the history it reads from git
+    assert "history/s-a.jsonl" not in pair.repo.list_head("history")
+    assert pair.dream() and pending_events(pair.root) == []
     assert "history/s-a.jsonl" in pair.repo.list_head("history")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from memfs.agent.dream.ops import (
@@ -25,6 +25,7 @@ from memfs.agent.dream.ops import (
     ExpireOp,
     Extraction,
     MergeOp,
+    MessageLike,
     Op,
     SupersedeOp,
     WriteOp,
@@ -58,13 +59,16 @@ def due_expiries(extraction: Extraction, cards: list[Card], today: dt.date) -> E
 
 def apply_ops(repo: PairRepo, worktree_path: Path, extraction: Extraction,
               cards_by_id: Mapping[str, Card], now: dt.datetime, event: CompactionEvent,
-              notes: list[str] | None = None) -> list[str]:
+              notes: list[str] | None = None, window: Sequence[MessageLike] = ()) -> list[str]:
     """Commit each op (and the summary rewrite) in the worktree; returns the commit shas.
 
     ``cards_by_id`` holds every card at the dream's base commit, any status. Dropped ops
-    are described in ``notes`` (when given).
+    are described in ``notes`` (when given). A new card's ``created`` is when its fact was
+    said: the time of the last ``window`` message it cites (the dream's clock only when it
+    cites none).
     """
-    applier = _Applier(repo, worktree_path, dict(cards_by_id), _second(now), event)
+    said = {(m.session, m.turn): _second(m.ts) for m in window}
+    applier = _Applier(repo, worktree_path, dict(cards_by_id), _second(now), event, said)
     shas: list[str] = []
     for index, op in enumerate(extraction.ops):
         try:
@@ -91,7 +95,8 @@ class _Applier:
     """The state of one dream's application: the cards as they stand after each op."""
 
     def __init__(self, repo: PairRepo, work: Path, cards: dict[str, Card], now: dt.datetime,
-                 event: CompactionEvent) -> None:
+                 event: CompactionEvent, said: Mapping[tuple[str, int], dt.datetime] | None = None) -> None:
+        self.said = dict(said or {})
         self.repo = repo
         self.work = work
         self.cards = cards
@@ -145,11 +150,13 @@ class _Applier:
     def _new_card(self, draft: CardDraft, supersedes: tuple[str, ...]) -> Card:
         if "system/" in draft.body.lower():
             raise _Drop("body mentions system/, which dreaming never touches")
+        source = self._source(draft)
+        times = [self.said[(source.session, t)] for t in source.turns if (source.session, t) in self.said]
         return Card(
             id=self._new_id(), type=draft.type, body=draft.body, status="active",
-            entities=draft.entities, created=self.now, updated=self.now,
+            entities=draft.entities, created=max(times, default=self.now), updated=self.now,
             valid_from=draft.valid_from, expires=draft.expires, supersedes=supersedes,
-            salience=draft.salience, source=self._source(draft),
+            salience=draft.salience, source=source,
         )
 
     def _new_id(self) -> str:

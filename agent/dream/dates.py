@@ -163,10 +163,28 @@ def iso_label(hit: DateHit) -> str:
     return f"{hit.start.isoformat()} to {hit.end.isoformat()}"
 
 
+_ABSOLUTE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?: of)? (?:{MONTH_RE})\b|\b(?:{MONTH_RE})\.? \d{{1,2}}"
+                       r"(?:st|nd|rd|th)?\b", re.IGNORECASE)
+_LEAD_WEEKDAY = re.compile(rf"(?:{_WD}),? (?:the )?$", re.IGNORECASE)
+
+
 def with_dates(text: str, hit: DateHit | None) -> str:
-    """Keep the user's words but pin the relative date: "tomorrow (Thursday 2026-11-05)"."""
+    """Pin the date, written once. A relative phrase keeps the user's words and gains the day:
+    "tomorrow (Thursday 2026-11-05)". A day and month (with the weekday before it and the year
+    after it, when the user gave them) becomes one absolute date: "on Saturday 19 June 2027",
+    never "19 June (Saturday 2027-06-19) 2027"."""
     if hit is None or hit.phrase not in text:
         return text
+    if hit.start == hit.end and _ABSOLUTE.search(hit.phrase):
+        at = text.find(hit.phrase)
+        end = at + len(hit.phrase)
+        year = re.match(r",? (\d{4})\b", text[end:])
+        end += year.end() if year else 0
+        lead = _LEAD_WEEKDAY.search(text[:at])
+        start = lead.start() if lead else at
+        day = hit.start
+        label = f"{calendar.day_name[day.weekday()]} {day.day} {calendar.month_name[day.month]} {day.year}"
+        return text[:start] + label + text[end:]
     return text.replace(hit.phrase, f"{hit.phrase} ({iso_label(hit)})", 1)
 
 

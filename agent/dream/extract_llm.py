@@ -22,6 +22,7 @@ from memfs.agent.dream.ops import (
     MessageLike,
     extraction_from_json,
 )
+from memfs.agent.dream.summary import compose_summary
 from memfs.agent.llm.base import LLM
 from memfs.agent.llm.structured import complete_json
 
@@ -37,8 +38,8 @@ def dream_prompt() -> str:
     return read_template("dream_prompt.md")
 
 
-_ENVELOPE = {"type": "object", "required": ["summary", "ops"],
-             "properties": {"summary": {"type": "string"},
+_ENVELOPE = {"type": "object", "required": ["story", "ops"],
+             "properties": {"story": {"type": "string"},
                             "ops": {"type": "array", "items": {"type": "object"}}}}
 """Only the envelope is repaired as a whole; each op is checked by ``parse_ops``, which
 drops a bad op with a log line instead of throwing away its good neighbours."""
@@ -46,7 +47,11 @@ drops a bad op with a log line instead of throwing away its good neighbours."""
 
 def extract_with_llm(llm: LLM, window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
                      now: dt.datetime, *, max_tokens: int = 2048) -> Extraction:
-    """Ask ``llm`` what of ``window`` survives. Raises ``LLMError`` if no usable answer came back."""
+    """Ask ``llm`` what of ``window`` survives, in one forced tool call (repaired once when its
+    input is invalid or was cut off at ``max_tokens``). Raises ``LLMError`` if no usable answer
+    came back: the dream then fails before anything is applied and the window stays pending.
+    The summary is composed here, not by the model: the model's story line goes into
+    ``## Recent story`` and its standing cards into ``## Profile`` (``summary.compose_summary``)."""
     active = [c for c in cards if c.status == "active"]
     request = render_request(window, active, summary, now)
     data = complete_json(llm, [dream_prompt()], [{"role": "user", "content": request}],
@@ -60,7 +65,8 @@ def extract_with_llm(llm: LLM, window: Sequence[MessageLike], cards: Sequence[Ca
         only = next(iter(sessions))
         ops = [replace(op, session=only) if isinstance(op, CardDraft) and op.session is None else op
                for op in ops]
-    return Extraction(summary=extraction.summary or summary, ops=ops)
+    text = compose_summary(summary, window, ops, active, now.date(), story=extraction.summary)
+    return Extraction(summary=text, ops=ops)
 
 
 def render_request(window: Sequence[MessageLike], active: Sequence[Card], summary: str,

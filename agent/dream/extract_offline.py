@@ -46,8 +46,9 @@ from memfs.agent.dream.summary import rewrite_summary
 from memfs.agent.dream.window import dedupe, walk
 
 from memfs.cards import Card
+from memfs.embed import Embedder
 
-__all__ = ["card_slots", "extract_offline", "find_date", "rewrite_summary", "third_person"]
+__all__ = ["OfflineExtractor", "card_slots", "extract_offline", "find_date", "rewrite_summary", "third_person"]
 
 Slots = Callable[[Card], list[SlotValue]]
 
@@ -62,9 +63,9 @@ def _plan_dup(c: Candidate, card: Card) -> bool:
 
 
 def _draft(c: Candidate, old: Card | None = None) -> dict[str, object]:
-    body = c.body
-    if old is not None and (c.ends or c.value == "died" or c.slot == ("job", "")) and "Previously:" not in body:
-        body = f"{body} Previously: {old.body}"
+    body = c.body  # a superseding card reads as a fact on its own; ``supersedes`` links the old one
+    if old is not None and (c.ends or c.value == "died"):
+        body = f"{body.rstrip('.')} (what ended: {old.body.rstrip('.')[:1].lower()}{old.body.rstrip('.')[1:]})."
     entities = ("user", *c.entities[1:], *(old.entities[1:] if old is not None and c.ends else ()))
     return {"type": c.type, "body": body, "entities": tuple(dict.fromkeys(entities)),
             "salience": round(c.salience, 2), "valid_from": c.valid_from, "expires": c.expires,
@@ -126,3 +127,40 @@ def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summar
         used |= set(merge.ids)
     ops += [ExpireOp(id=c.id) for c in active if c.id not in used and c.expires and c.expires < today]
     return Extraction(summary=rewrite_summary(summary, window, ops, active, today), ops=ops)
+
+
+class OfflineExtractor:
+    """The offline extractor as dreaming uses it: the embedding extractor fronts the rules.
+
+    The rules keep what they are measurably better at on the tune splits (dated plans and
+    their reschedules, closes, the slots they were written for); every user message the rules
+    found nothing in goes to the embedding extractor (``extract_semantic``), which does not
+    depend on wording. Without an embedder (``embedder=None``) only the rules run.
+    """
+
+    def __init__(self, embedder: Embedder | None) -> None:
+        self.embedder = embedder
+
+    def __call__(self, window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
+                 now: dt.datetime) -> Extraction:
+        ruled = extract_offline(window, cards, summary, now)
+        if self.embedder is None:
+            return ruled
+        from memfs.agent.dream.extract_semantic import SemanticExtractor
+
+        semantic = SemanticExtractor(self.embedder)(window, cards, summary, now)
+        ops = list(ruled.ops)
+        covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
+                   for t in op.turns}
+        used = {t for op in ops for t in op_targets(op)}
+        for op in semantic.ops:
+            if isinstance(op, (ExpireOp, MergeOp)):
+                continue
+            if isinstance(op, (WriteOp, SupersedeOp)) and any((op.session, t) in covered for t in op.turns):
+                continue
+            if set(op_targets(op)) & used:
+                continue
+            ops.append(op)
+            used |= set(op_targets(op))
+        active = [c for c in cards if c.status == "active"]
+        return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)

@@ -12,6 +12,12 @@ types are compatible, every reference keyword appears in its body or entities
 matching. Supersede and merge targets and retired plans (expire or close: both say "no
 longer live") are scored as sets.
 
+False cards are counted on their own, next to precision and recall: a produced card that
+matches one of the window's ``forbidden`` entries (every keyword, the type when given, and
+none of its ``unless`` words) asserts something about the user that the sentence did not
+(a sister who works at a children's hospital made into "the user has a child"). An extra
+card costs precision; a false card is worse, because it is retrieved and believed.
+
 Run ``python -m memfs.agent.dream.extraction_eval`` for the offline extractor's table and one JSON line.
 """
 
@@ -96,6 +102,7 @@ class WindowScore:
     targets: dict[str, Counts]
     unmatched_produced: list[str] = field(default_factory=list)
     missed_reference: list[str] = field(default_factory=list)
+    false_cards: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +115,9 @@ class Report:
             if split is None or w.split == split:
                 total.add(w.cards)
         return total
+
+    def false_cards(self, split: str | None = None) -> int:
+        return sum(len(w.false_cards) for w in self.windows if split is None or w.split == split)
 
     def targets(self, kind: str, split: str | None = None) -> Counts:
         total = Counts()
@@ -123,6 +133,8 @@ class Report:
             out[split or "all"] = {
                 "precision": round(c.precision, 3), "recall": round(c.recall, 3), "f1": round(c.f1, 3),
                 "produced": c.tp + c.fp, "reference": c.tp + c.fn,
+                "false_cards": (false := self.false_cards(split)),
+                "false_rate": round(false / (c.tp + c.fp), 3) if c.tp + c.fp else 0.0,
                 **{f"{k}_accuracy": round(_jaccard(self.targets(k, split)), 3) for k in TARGET_KINDS},
             }
         return out
@@ -188,6 +200,17 @@ def card_matches(op: CardOp, ref: dict[str, Any]) -> bool:
     return True
 
 
+def is_false(op: CardOp, forbidden: dict[str, Any]) -> bool:
+    """Does a produced card make the false assertion a ``forbidden`` entry describes?"""
+    types = forbidden.get("types")
+    if types and op.type not in types:
+        return False
+    text = (op.body + " " + " ".join(op.entities)).lower()
+    if not all(any(alt.lower() in text for alt in kw.split("|")) for kw in forbidden["keywords"]):
+        return False
+    return not any(word.lower() in text for word in forbidden.get("unless", []))
+
+
 def _match(produced: list[CardOp], refs: list[dict[str, Any]]) -> dict[int, int]:
     """Maximum bipartite matching reference -> produced (Kuhn's algorithm; sets are tiny)."""
     owner: dict[int, int] = {}
@@ -231,6 +254,8 @@ def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
         unmatched_produced=[f"{op.type}: {op.body}" for p, op in enumerate(produced) if p not in owner],
         missed_reference=[f"{r['type']}: {r['keywords']}" + (f" expires {r['expires']}" if r.get("expires") else "")
                           for i, r in enumerate(refs) if i not in matched_refs],
+        false_cards=[f"{op.type}: {op.body}" for op in produced
+                     if any(is_false(op, f) for f in exp.get("forbidden", []))],
     )
 
 
@@ -243,33 +268,56 @@ def score_extraction(extractor: Extractor, dataset: Sequence[EvalWindow]) -> Rep
 
 
 def format_table(report: Report) -> str:
-    rows = [f"{'window':32} {'split':8} {'P':>5} {'R':>5} {'prod':>4} {'ref':>4} {'sup':>7} {'ret':>7} {'mrg':>7}"]
+    rows = [f"{'window':32} {'split':10} {'P':>5} {'R':>5} {'prod':>4} {'ref':>4} {'false':>5} {'sup':>7} {'ret':>7} {'mrg':>7}"]
     for w in report.windows:
         c = w.cards
         t = {k: f"{w.targets[k].tp}/{w.targets[k].tp + w.targets[k].fn}+{w.targets[k].fp}" for k in TARGET_KINDS}
-        rows.append(f"{w.id:32} {w.split:8} {c.precision:5.2f} {c.recall:5.2f} {c.tp + c.fp:4d} "
-                    f"{c.tp + c.fn:4d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7}")
+        rows.append(f"{w.id:32} {w.split:10} {c.precision:5.2f} {c.recall:5.2f} {c.tp + c.fp:4d} "
+                    f"{c.tp + c.fn:4d} {len(w.false_cards):5d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7}")
     for split, numbers in report.as_json().items():
         rows.append(f"{split:>10}: precision {numbers['precision']:.3f}  recall {numbers['recall']:.3f}  "
-                    f"f1 {numbers['f1']:.3f}  supersede {numbers['supersede_accuracy']:.2f}  "
+                    f"f1 {numbers['f1']:.3f}  false {numbers['false_cards']} ({numbers['false_rate']:.1%})  supersede {numbers['supersede_accuracy']:.2f}  "
                     f"retire {numbers['retire_accuracy']:.2f}  merge {numbers['merge_accuracy']:.2f}")
     return "\n".join(rows)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the offline extractor's scores: a table, then one JSON line."""
-    from memfs.agent.dream.extract_offline import extract_offline
+def make(name: str) -> Extractor:
+    """``rules`` (the phrase rules alone), ``semantic`` (the embedding extractor alone) or
+    ``offline`` (what dreaming uses offline: the embedding extractor fronting the rules)."""
+    from memfs.agent.dream.extract_offline import OfflineExtractor, extract_offline
 
-    verbose = bool(argv) and "-v" in argv  # type: ignore[operator]
-    report = score_extraction(extract_offline, load_dataset())
+    if name == "rules":
+        return extract_offline
+    from memfs.embed import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    if name == "semantic":
+        from memfs.agent.dream.extract_semantic import SemanticExtractor
+
+        return SemanticExtractor(embedder)
+    if name == "offline":
+        return OfflineExtractor(embedder)
+    raise BadInputError(f"--extractor: one of rules, semantic, offline (got {name!r})")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print an offline extractor's scores: a table, then one JSON line.
+
+    ``-v`` lists every extra, missed and false card; ``--extractor rules|semantic|offline``
+    (default ``offline``, the real model)."""
+    args = list(argv or [])
+    name = args[args.index("--extractor") + 1] if "--extractor" in args else "offline"
+    report = score_extraction(make(name), load_dataset())
     print(format_table(report))
-    if verbose:
+    if "-v" in args:
         for w in report.windows:
             for line in w.unmatched_produced:
                 print(f"  {w.id} EXTRA  {line}")
             for line in w.missed_reference:
                 print(f"  {w.id} MISSED {line}")
-    print(json.dumps({"extractor": "offline", **report.as_json()}))
+            for line in w.false_cards:
+                print(f"  {w.id} FALSE  {line}")
+    print(json.dumps({"extractor": name, **report.as_json()}))
     return 0
 
 

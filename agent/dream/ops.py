@@ -14,6 +14,7 @@ The JSON shape is documented in docs/INTERNALS.md ("Dream operations").
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -138,43 +139,15 @@ class Extraction:
 
 # -- the extraction tool -----------------------------------------------------------------
 
-_DATE = {"type": "string", "description": "YYYY-MM-DD"}
-EXTRACTION_TOOL = Tool(
-    name="record_dream",
-    description=(
-        "Record what survives this conversation window: the rewritten running summary "
-        "and the memory-card operations. No reasoning text; ops only."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "summary": {"type": "string", "description": "new running summary, <=1200 chars"},
-            "ops": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "op": {"enum": ["write", "supersede", "merge", "expire", "close"]},
-                        "type": {"enum": list(CARD_TYPES)},
-                        "body": {"type": "string"},
-                        "entities": {"type": "array", "items": {"type": "string"}},
-                        "salience": {"type": "number", "minimum": 0, "maximum": 1},
-                        "valid_from": _DATE,
-                        "expires": _DATE,
-                        "turns": {"type": "array", "items": {"type": "integer"}},
-                        "session": {"type": "string"},
-                        "old_id": {"type": "string"},
-                        "ids": {"type": "array", "items": {"type": "string"}},
-                        "id": {"type": "string"},
-                        "reason": {"type": "string"},
-                    },
-                    "required": ["op"],
-                },
-            },
-        },
-        "required": ["summary", "ops"],
-    },
-)
+def _extraction_tool() -> Tool:
+    """The ``record_dream`` tool, from ``templates/dream_schema.json`` (next to the prompt)."""
+    from memfs.assets import read_template
+
+    data = json.loads(read_template("dream_schema.json"))
+    return Tool(name=data["name"], description=data["description"], input_schema=data["input_schema"])
+
+
+EXTRACTION_TOOL = _extraction_tool()
 
 
 # -- validation ---------------------------------------------------------------------------
@@ -185,14 +158,16 @@ class _Reject(Exception):
 
 
 def extraction_from_json(data: Any, known_ids: set[str]) -> tuple[Extraction, list[str]]:
-    """Validate a whole tool answer ``{"summary", "ops"}`` into an ``Extraction``.
+    """Validate a whole tool answer ``{"story", "ops"}`` into an ``Extraction`` whose
+    ``summary`` is the story line (an older answer's ``summary`` string is read as one).
 
     Raises ``LLMError`` when the answer is not that shape at all (nothing usable).
     """
-    if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
-        raise LLMError("dream extraction: answer must be an object with a 'summary' string")
+    story = data.get("story", data.get("summary")) if isinstance(data, dict) else None
+    if not isinstance(story, str):
+        raise LLMError("dream extraction: answer must be an object with a 'story' string")
     ops, log = parse_ops(data.get("ops", []), known_ids)
-    return Extraction(summary=data["summary"].strip(), ops=ops), log
+    return Extraction(summary=story.strip(), ops=ops), log
 
 
 def parse_ops(data: Any, known_ids: set[str]) -> tuple[list[Op], list[str]]:

@@ -9,8 +9,12 @@ is what makes it safe to kill at any moment:
 2. recovery of dead dreams, under the pair lock (half-done merge, worktrees, branches);
 3. an event whose ``Memfs-Event`` trailer is already on main was dreamed by a process
    killed before it could delete the event file: delete it now, do not dream twice;
-4. worktree + branch from main's HEAD; read window, cards and summary *at that commit*;
+4. commit the history files (the turn does not), then a worktree + branch from main's
+   HEAD; read window, cards and summary *at that commit*;
 5. extract, apply, merge under the pair lock, and only then delete the event file.
+   In review mode (``dream_merge = review``) step 5 keeps the branch as a proposal
+   instead, and the event stays pending until the user accepts or rejects it
+   (``agent/dream/review.py``); a proposed event is never dreamed again meanwhile.
 
 Any failure leaves main untouched and the event pending, with ``attempts`` and
 ``last_error`` updated and a line in ``.memfs/dream.log``. The subprocess entry point is
@@ -62,18 +66,21 @@ PAUSE_ENV = "MEMFS_DREAM_PAUSE_AT"
 
 @dataclass
 class DreamResult:
-    """What one dream did. ``status``: merged | already-dreamed | failed | busy."""
+    """What one dream did. ``status``: merged | proposed | already-dreamed | failed | busy."""
 
     event: str
     status: str
     merge: str | None = None
+    proposal: str | None = None
+    """In review mode: the ``dream/review/...`` branch the finished dream waits on."""
     commits: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"event": self.event, "status": self.status, "merge": self.merge,
-                "commits": self.commits, "notes": self.notes, "error": self.error}
+                "proposal": self.proposal, "commits": self.commits, "notes": self.notes,
+                "error": self.error}
 
 
 @dataclass
@@ -117,7 +124,7 @@ def run_pending(pair: MemoryPair, llm: LLM | None = None, *, now: dt.datetime | 
 def _run_locked(pair: MemoryPair, llm: LLM | None, now: dt.datetime | None,
                 extractor: Extractor | None, waited_for: Sequence[str]) -> PendingRun:
     _recover(pair)
-    events = pending_events(pair.root)
+    events = [e for e in pending_events(pair.root) if not worktree.is_proposed(pair.root, e.id)]
     still = {e.id for e in events}
     results = []
     for event_id in waited_for:
@@ -126,7 +133,7 @@ def _run_locked(pair: MemoryPair, llm: LLM | None, now: dt.datetime | None,
             results.append(DreamResult(event_id, "already-dreamed", merge=merge,
                                        notes=["dreamed by the run this call waited for"]))
     if events and extractor is None:
-        extractor = make_extractor(llm or dream_llm(pair))
+        extractor = make_extractor(llm or dream_llm(pair), pair)
     results += [dream_once(pair, e, llm, now, extractor=extractor) for e in events]
     return PendingRun(busy=False, results=results)
 
@@ -145,7 +152,11 @@ def dream_once(pair: MemoryPair, event: CompactionEvent, llm: LLM | None = None,
                 remove_event(pair.root, event.id)
                 _log(pair.root, f"{event.id}: already dreamed in {done[:10]}; event removed")
                 return DreamResult(event.id, "already-dreamed", merge=done)
-            return _dream(pair, event, extractor or make_extractor(llm or dream_llm(pair)),
+            if worktree.is_proposed(pair.root, event.id):
+                return DreamResult(event.id, "proposed",
+                                   proposal=worktree.review_branch(event.id),
+                                   notes=["already proposed; waiting for review"])
+            return _dream(pair, event, extractor or make_extractor(llm or dream_llm(pair), pair),
                           now or pair.now())
 
 
@@ -159,12 +170,15 @@ def dream_llm(pair: MemoryPair) -> LLM:
     return get_llm(provider, model)
 
 
-def make_extractor(llm: LLM) -> Extractor:
-    """Offline rules when the provider is offline, otherwise the model's tool call."""
+def make_extractor(llm: LLM, pair: MemoryPair | None = None) -> Extractor:
+    """The model's tool call, or offline the embedding extractor (with the pair's own embedding
+    model) fronting the rules; with no pair, or ``offline_extractor = "rules"``, the rules alone."""
     if llm.name == "offline":
-        from memfs.agent.dream.extract_offline import extract_offline
+        from memfs.agent.dream.extract_offline import OfflineExtractor
 
-        return extract_offline
+        if pair is None or pair.config.offline_extractor == "rules":
+            return OfflineExtractor(None)
+        return OfflineExtractor(pair.store.embedder)
 
     from memfs.agent.dream.extract_llm import extract_with_llm
 
@@ -186,6 +200,7 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
     notes = _NoteHandler(result.notes)
     logging.getLogger("memfs.agent.dream").addHandler(notes)
     try:
+        _commit_history(pair, event)
         tree = worktree.create(root)
         _checkpoint(root, "worktree")
         window = read_window(tree.path, event)
@@ -194,16 +209,21 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         summary = _read(tree.path / "summary.md")
         extraction = due_expiries(extractor(window, active, summary, now), active, now.date())
         apply_ops(pair.repo, tree.path, extraction, {c.id: c for c in cards}, now, event,
-                  result.notes)
+                  result.notes, window=window)
         result.commits = worktree.branch_subjects(root, tree)
-        if not result.commits:
+        kept = bool(result.commits)
+        if not kept:
             _nothing_kept(pair, tree, event)
         _checkpoint(root, "apply")
         msg = merge_message(event, result.commits)
         _checkpoint(root, "merge")
-        with pair.repo.lock():
-            result.merge = worktree.merge(root, tree, msg)
-        result.status = "merged"
+        if pair.config.dream_merge == "review" and kept:
+            result.proposal = worktree.keep_for_review(root, tree, event.id).branch
+            result.status, tree = "proposed", None
+        else:
+            with pair.repo.lock():
+                result.merge = worktree.merge(root, tree, msg)
+            result.status = "merged"
     except MemfsError as exc:
         result.error = str(exc)
         _fail(root, event, result)
@@ -215,7 +235,19 @@ def _dream(pair: MemoryPair, event: CompactionEvent, extractor: Extractor,
         remove_event(root, event.id)
         _log(root, f"{event.id}: merged {result.merge} ({merge_subject(result.commits)})"
              + "".join(f"\n  {n}" for n in result.notes))
+    elif result.status == "proposed":
+        _log(root, f"{event.id}: proposed on {result.proposal} for review "
+             f"({merge_subject(result.commits)})")
     return result
+
+
+def _commit_history(pair: MemoryPair, event: CompactionEvent) -> None:
+    """The conversation path runs no git: the history a dream reads is committed here,
+    under the pair lock, before the dream's worktree is made from main."""
+    from memfs.turn import commit_history
+
+    with pair.repo.lock():
+        commit_history(pair, f"for dream {event.id}")
 
 
 class _NoteHandler(logging.Handler):
@@ -282,8 +314,9 @@ def _fail(root: Path, event: CompactionEvent, result: DreamResult) -> None:
 
 
 def _recover(pair: MemoryPair) -> None:
+    proposals = {worktree.review_branch(e.id) for e in pending_events(pair.root)}
     with pair.repo.lock():
-        notes = worktree.recover(pair.root)
+        notes = worktree.recover(pair.root, keep=proposals)
     for note in notes:
         _log(pair.root, f"recovery: {note}")
 
@@ -333,7 +366,7 @@ def _status(root: Path, event_id: str) -> Iterator[None]:
 
 
 def _write_status(root: Path, data: dict[str, Any]) -> None:
-    from memfs.repo import atomic_write
+    from memfs.atomic import atomic_write
 
     atomic_write(root / STATUS, json.dumps(data) + "\n")
 

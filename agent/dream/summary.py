@@ -1,74 +1,188 @@
-"""Rewriting the rolling summary after a dream, without a model.
+"""The running summary, rewritten after each dream, with a spine that nothing pushes out.
 
-The summary is extractive: the previous lines, a few lines for this window (the new cards'
-bodies, or a note that it was small talk), then every open plan. Open plans are kept even
-when the summary is over its length limit, because a plan is exactly what a summary rewrite
-tends to drop; small-talk notes go before any fact does, and a fact whose card this dream
-superseded leaves the summary with it.
+``summary.md`` has two parts:
+
+- ``## Profile``: standing facts (name, pronouns, work, home, family, pets, health and
+  diet, boundaries, what the user cares about), one per line. A dream adds a line for each
+  new standing card and changes a line only when a card it came from is superseded or
+  merged (the line whose text the old card's body starts with). A line the user wrote by
+  hand is theirs: dreams never change or drop it. Over budget the profile is *condensed*
+  (each line cut to its first clause, then shorter), never emptied.
+- ``## Recent story``: dated one-liners, oldest first, then every open plan. Over budget
+  the oldest lines go first (small-talk notes before anything else); open plans stay.
+
+The issue this answers: the newest dated one-liners used to push the oldest lines out of a
+size-limited summary, and those were the user's pronouns, job, pets and allergy.
+``compose_summary`` is used by both extractors; the model only writes the story line.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from memfs.agent.dream.ops import MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets
+from memfs.agent.dream.ops import CardOp, MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets
 
 from memfs.cards import Card
 
-SUMMARY_MAX_CHARS = 1200
+SUMMARY_MAX_CHARS = 1600
+PROFILE = "## Profile"
+STORY = "## Recent story"
+PROFILE_TYPES = frozenset({"fact", "relationship", "boundary", "preference"})
 _SMALL_TALK = ": small talk (\""
-"""Marks a line that only says a window was small talk: the first to go when over the limit."""
+_DATED = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|"
+                    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w* \d{1,2}\b|\bso far\b",
+                    re.IGNORECASE)
+
+
+@dataclass
+class Summary:
+    """The two parts of ``summary.md`` as lines (without the leading ``- ``)."""
+
+    profile: list[str] = field(default_factory=list)
+    story: list[str] = field(default_factory=list)
+
+    def render(self, plans: Sequence[str] = ()) -> str:
+        parts = [PROFILE, *(f"- {line}" for line in self.profile), "", STORY, *(f"- {line}" for line in self.story)]
+        if plans:
+            parts += ["Open plans:", *(f"- {p}" for p in plans)]
+        return "\n".join(parts).strip()
+
+
+def parse_summary(text: str) -> Summary:
+    """Read ``summary.md``. A summary from before the spine (no headings) is split: a sentence
+    with a date in it is story, every other sentence is a standing fact."""
+    if PROFILE not in text and STORY not in text:
+        return _legacy(text)
+    out, part, in_plans = Summary(), None, False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line in (PROFILE, STORY):
+            part, in_plans = line, False
+            continue
+        if line == "Open plans:":
+            in_plans = True
+            continue
+        if not line or in_plans and line.startswith("- "):
+            continue
+        item = line[2:].strip() if line.startswith("- ") else line
+        (out.profile if part == PROFILE else out.story).append(item)
+    return out
+
+
+def _legacy(text: str) -> Summary:
+    out, in_plans = Summary(), False
+    prose: list[str] = []
+    for raw in [*text.splitlines(), ""]:
+        line = raw.strip()
+        if line.startswith("- ") or not line or line == "Open plans:":
+            out = _add_prose(out, " ".join(prose))
+            prose = []
+            in_plans = line == "Open plans:" or (in_plans and line.startswith("- "))
+            if line.startswith("- ") and not in_plans:
+                out.story.append(line[2:])
+            continue
+        prose.append(line)
+    return out
+
+
+def _add_prose(out: Summary, paragraph: str) -> Summary:
+    for sentence in re.split(r"(?<=[.!?])\s+", paragraph.strip()):
+        if sentence:
+            (out.story if _DATED.search(sentence) else out.profile).append(sentence)
+    return out
+
+
+def compose_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[Op], active: Sequence[Card],
+                    today: dt.date, *, story: str | None = None, limit: int = SUMMARY_MAX_CHARS) -> str:
+    """The summary after a dream: the profile updated by this dream's ops, the story with a
+    line for this window (``story``, when a model wrote it), then the open plans."""
+    summary = parse_summary(previous)
+    summary.profile = _updated_profile(summary.profile, ops, active)
+    summary.story = _without_replaced(summary.story, ops, active)
+    summary.story += _story_lines(window, ops, story)
+    plans = _open_plans(ops, active, today)
+    _fit(summary, plans, limit)
+    return summary.render(plans)
 
 
 def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[Op],
                     active: Sequence[Card], today: dt.date, limit: int = SUMMARY_MAX_CHARS) -> str:
-    """Previous summary + a few extractive lines for this window, then every open plan.
-
-    Small-talk lines go first when over ``limit``, then the oldest; open plans are never dropped (they are what a
-    summary rewrite must not lose), so the result exceeds ``limit`` only if they alone do.
-    """
-    history = _without_replaced(_history_lines(previous), ops, active)
-    bodies = [op.body for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    if window:
-        day = window[0].ts.date().isoformat()
-        if bodies:
-            history += [f"- {day}: {_clip(b)}" for b in bodies[:4]]
-        elif (said := next((m.content for m in window if m.role == "user"), "")):
-            history.append(f"- {day}{_SMALL_TALK}{_clip(said, 80)}\")")
-    plans = _open_plans(ops, active, today)
-    tail = ["Open plans:", *plans] if plans else []
-    while history and len("\n".join(history + tail)) > limit:
-        history.pop(next((i for i, line in enumerate(history) if _SMALL_TALK in line), 0))
-    return "\n".join(history + tail)
+    """``compose_summary`` without a model's story line (the offline extractors)."""
+    return compose_summary(previous, window, ops, active, today, limit=limit)
 
 
-
-def _clip(text: str, n: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]) -> list[str]:
+    by_id = {c.id: c for c in active}
+    out = list(lines)
+    for op in ops:
+        if not isinstance(op, (WriteOp, SupersedeOp, MergeOp)) or op.type not in PROFILE_TYPES:
+            continue
+        new = clip(op.body)
+        olds = [by_id[t] for t in op_targets(op) if t in by_id]
+        at = next((i for i, line in enumerate(out) for old in olds if _from_card(line, old.body)), None)
+        out = [line for line in out if not any(_from_card(line, old.body) for old in olds)]
+        if new in out:
+            continue
+        out.insert(at if at is not None and at <= len(out) else len(out), new)
+    return out
 
 
 def _without_replaced(lines: list[str], ops: Sequence[Op], active: Sequence[Card]) -> list[str]:
-    """Drop the lines an earlier dream wrote from a card this dream supersedes or merges: the
-    summary must not keep asserting "lives in Leeds" once the card saying so is stale."""
-    replaced = {t for op in ops if isinstance(op, (SupersedeOp, MergeOp)) for t in op_targets(op)}
-    old = {_clip(c.body) for c in active if c.id in replaced}
-    return [line for line in lines if line.split(": ", 1)[-1] not in old]
+    """A story line that repeated a card this dream supersedes stops asserting it."""
+    replaced = [c.body for c in active if c.id in {t for op in ops if isinstance(op, (SupersedeOp, MergeOp))
+                                                   for t in op_targets(op)}]
+    return [line for line in lines if not any(_from_card(line.split(": ", 1)[-1], body) for body in replaced)]
 
 
-def _history_lines(previous: str) -> list[str]:
-    lines, in_plans = [], False
-    for line in previous.splitlines():
-        if line.strip() == "Open plans:":
-            in_plans = True
-            continue
-        if in_plans and line.startswith("- "):
-            continue
-        in_plans = False
-        if line.strip():
-            lines.append(line.rstrip())
-    return lines
+def _from_card(line: str, body: str) -> bool:
+    """Was this profile line written from ``body`` (possibly condensed since)?"""
+    stem = line.rstrip("…").strip()
+    flat = " ".join(body.split())
+    return len(stem) >= 12 and flat.startswith(stem)
+
+
+def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | None) -> list[str]:
+    if not window:
+        return []
+    day = window[0].ts.date().isoformat()
+    if story and story.strip():
+        return [f"{day}: {clip(story, 300)}"]
+    cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
+    told = [op.body for op in cards if op.type not in PROFILE_TYPES] or [op.body for op in cards]
+    if told:
+        return [f"{day}: {clip(b)}" for b in told[:4]]
+    said = next((m.content for m in window if m.role == "user"), "")
+    return [f"{day}{_SMALL_TALK}{clip(said, 80)}\")"] if said else []
+
+
+def _fit(summary: Summary, plans: Sequence[str], limit: int) -> None:
+    """Shorten the story (small talk first, then oldest first), then condense the profile."""
+    def size() -> int:
+        return len(summary.render(plans))
+
+    while summary.story and size() > limit:
+        small = next((i for i, line in enumerate(summary.story) if _SMALL_TALK in line), 0)
+        summary.story.pop(small)
+    for width in (120, 80, 50):
+        if size() <= limit:
+            return
+        summary.profile = [condense(line, width) for line in summary.profile]
+
+
+def condense(line: str, width: int) -> str:
+    """A profile line cut to its first clause, or to ``width`` characters; never to nothing."""
+    if len(line) <= width:
+        return line
+    first = re.split(r"(?<=[.;])\s+|,\s+(?=(?:and|but|which|who|so)\b)", line)[0].rstrip(" .;,")
+    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
+
+
+def clip(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
 def _open_plans(ops: Sequence[Op], active: Sequence[Card], today: dt.date) -> list[str]:
@@ -78,4 +192,4 @@ def _open_plans(ops: Sequence[Op], active: Sequence[Card], today: dt.date) -> li
     plans += [(op.body, op.expires) for op in ops
               if isinstance(op, (WriteOp, SupersedeOp)) and op.type == "plan"
               and (op.expires is None or op.expires >= today)]
-    return [f"- {_clip(body)}" + (f" (until {exp.isoformat()})" if exp else "") for body, exp in plans]
+    return [clip(body) + (f" (until {exp.isoformat()})" if exp else "") for body, exp in plans]

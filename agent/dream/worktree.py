@@ -12,12 +12,17 @@ those files is different on main now (the user committed an edit, a deletion, or
 with the same id) or has uncommitted changes in the main working tree, the merge is not
 attempted: ``ConflictError``, and the window stays pending for the next dream, which will
 read the user's version. Files the dream did not touch merge cleanly.
+
+In review mode (``dream_merge = review``) a finished dream is not merged: its worktree is
+removed and its branch renamed ``dream/review/<event id>``, a *proposal* that ``recover``
+keeps for as long as its event is pending (``agent/dream/review.py`` accepts or rejects it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +31,7 @@ from memfs.gitio import DREAM, actor_env, run_git
 
 WORKTREES = Path(".memfs") / "worktrees"
 BRANCH_PREFIX = "dream/"
+REVIEW_PREFIX = "dream/review/"
 MAIN = "main"
 
 
@@ -76,11 +82,12 @@ def dream_branches(root: Path) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
-def recover(root: Path) -> list[str]:
+def recover(root: Path, keep: Collection[str] = ()) -> list[str]:
     """Clean up after dreams that died; call holding the dream lock and the pair lock.
 
     Holding the dream lock means no dream is alive, so every leftover worktree and
-    ``dream/*`` branch is stale. Returns one line per thing cleaned, for the log.
+    ``dream/*`` branch is stale, except the proposals named in ``keep`` (finished dreams
+    waiting for review). Returns one line per thing cleaned, for the log.
     """
     notes = []
     if abort_stale_merge(root):
@@ -95,6 +102,8 @@ def recover(root: Path) -> list[str]:
         notes.append(f"removed stale worktree {path.name}")
     run_git(root, "worktree", "prune")
     for branch in dream_branches(root):
+        if branch in keep:
+            continue
         run_git(root, "branch", "-D", branch)
         notes.append(f"deleted stale branch {branch}")
     return notes
@@ -146,8 +155,7 @@ def merge(root: Path, tree: Worktree, msg: str) -> str:
         raise ConflictError(f"the pair's working tree is on {branch_ref or 'a detached HEAD'}, "
                             f"not {MAIN}; the dream waits")
     paths = changed_paths(root, tree)
-    head = main_head(root)
-    raced = [p for p in paths if blob(root, head, p) != blob(root, tree.base, p)]
+    raced = raced_paths(root, tree, paths)
     if raced:
         raise ConflictError(f"{', '.join(raced)}: changed on main since the dream read it; "
                             "the user's change wins and the window stays pending")
@@ -164,6 +172,13 @@ def merge(root: Path, tree: Worktree, msg: str) -> str:
         raise ConflictError(f"merging {tree.branch} failed, nothing changed on main: "
                             f"{exc.stderr or exc}") from exc
     return main_head(root)
+
+
+def raced_paths(root: Path, tree: Worktree, paths: list[str] | None = None) -> list[str]:
+    """Files the dream changes that are different on main now than when the dream read them."""
+    head = main_head(root)
+    return [p for p in (changed_paths(root, tree) if paths is None else paths)
+            if blob(root, head, p) != blob(root, tree.base, p)]
 
 
 def _dirty(root: Path, paths: list[str]) -> list[str]:
@@ -184,3 +199,52 @@ def branch_subjects(root: Path, tree: Worktree) -> list[str]:
     """Subjects of the dream's commits, oldest first."""
     out = run_git(root, "log", "--reverse", "--format=%s", f"{tree.base}..{tree.branch}", "--")
     return [line for line in out.splitlines() if line]
+
+
+# -- proposals (review mode) --------------------------------------------------------------
+
+
+def review_branch(event_id: str) -> str:
+    """The branch a finished dream of ``event_id`` waits on in review mode."""
+    return f"{REVIEW_PREFIX}{event_id}"
+
+
+def is_proposed(root: Path, event_id: str) -> bool:
+    """Whether a finished dream of ``event_id`` waits for review (so it is not redreamed)."""
+    return _ref_exists(root, f"refs/heads/{review_branch(event_id)}")
+
+
+def _ref_exists(root: Path, ref: str) -> bool:
+    try:
+        run_git(root, "rev-parse", "--verify", "--quiet", ref)
+    except GitError:
+        return False
+    return True
+
+
+def keep_for_review(root: Path, tree: Worktree, event_id: str) -> Worktree:
+    """Keep a finished dream as a proposal: the worktree goes, the branch stays, renamed."""
+    try:
+        run_git(root, "worktree", "remove", "--force", str(tree.path))
+    except GitError:
+        shutil.rmtree(tree.path, ignore_errors=True)
+    run_git(root, "worktree", "prune")
+    branch = review_branch(event_id)
+    run_git(root, "branch", "-M", tree.branch, branch)
+    return Worktree(tree.path, branch, tree.base)
+
+
+def proposal_tree(root: Path, event_id: str) -> Worktree | None:
+    """A pending proposal as a ``Worktree`` (no working copy: ``merge`` needs none)."""
+    branch = review_branch(event_id)
+    if not _ref_exists(root, f"refs/heads/{branch}"):
+        return None
+    base = run_git(root, "merge-base", f"refs/heads/{MAIN}", f"refs/heads/{branch}").strip()
+    return Worktree(root / WORKTREES / event_id, branch, base)
+
+
+def drop_branch(root: Path, branch: str) -> None:
+    try:
+        run_git(root, "branch", "-D", branch)
+    except GitError:
+        pass  # already gone: nothing to drop

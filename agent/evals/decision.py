@@ -20,6 +20,7 @@ from memfs.agent.plan import RetrievalPlan, plan_offline
 from rich.table import Table
 
 from memfs.errors import BadInputError
+from memfs.history import json_object_line
 
 PROBES_FILE = "data/decision_probes.jsonl"
 RECALL_THRESHOLD = 0.85
@@ -151,12 +152,7 @@ def load_probes(text: str | None = None, source: str = PROBES_FILE) -> list[Prob
 
 
 def _parse_probe(line: str, where: str) -> Probe:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise BadInputError(f"{where}: not valid JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise BadInputError(f"{where}: expected a JSON object")
+    data = json_object_line(line, where)
     for key, kind in (("id", str), ("message", str), ("window", list), ("summary", str),
                       ("pins", str), ("need_retrieval", bool), ("why", str)):
         if not isinstance(data.get(key), kind):

@@ -21,11 +21,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memfs.agent.llm.base import Completion, Message, Tool, ToolCall, Usage
+from memfs.agent.llm.provider import RetryingProvider
 from memfs.agent.llm.retry import (
-    RetryPolicy,
     Sleep,
     TransientLLMError,
-    call_with_retries,
     is_retryable_status,
     retry_after_seconds,
 )
@@ -45,7 +44,7 @@ KEY_HINT = "set ANTHROPIC_API_KEY to use the Anthropic provider (or MEMFS_LLM_PR
 T = TypeVar("T")
 
 
-class AnthropicLLM:
+class AnthropicLLM(RetryingProvider):
     """An ``LLM`` backed by Claude. Pass ``client`` to inject a configured SDK client."""
 
     name = "anthropic"
@@ -64,6 +63,8 @@ class AnthropicLLM:
     ) -> None:
         import anthropic
 
+        super().__init__(model, max_retries=max_retries, sleep=sleep,
+                         stream_max_tokens=stream_max_tokens)
         self._sdk = anthropic
         if client is None:
             key = api_key or env.get("ANTHROPIC_API_KEY")
@@ -71,46 +72,23 @@ class AnthropicLLM:
                 raise NeedsKeyError(KEY_HINT)
             client = anthropic.Anthropic(api_key=key, max_retries=0, timeout=timeout)
         self._client = client
-        self.model = model
-        self.policy = RetryPolicy(attempts=max_retries + 1)
-        self._sleep = sleep
-        self.stream_max_tokens = stream_max_tokens
 
-    def complete(
-        self,
-        system: Sequence[str],
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[Tool] = (),
-        tool_choice: str | None = None,
-        max_tokens: int = 1024,
-    ) -> Completion:
-        """One Messages API call; tool calls come back parsed into ``ToolCall``."""
-        params = build_request(self.model, system, messages, tools, tool_choice, max_tokens)
+    @property
+    def what(self) -> str:
+        return "Anthropic"
 
-        def attempt() -> Completion:
-            message = self._guarded(lambda: self._client.messages.create(**params))
-            return parse_message(message)
+    def _build(self, system: Sequence[str], messages: Sequence[Message], tools: Sequence[Tool],
+               tool_choice: str | None, max_tokens: int) -> dict[str, Any]:
+        return build_request(self.model, system, messages, tools, tool_choice, max_tokens)
 
-        return call_with_retries(attempt, policy=self.policy, sleep=self._sleep, what="Anthropic")
+    def _complete_once(self, request: dict[str, Any]) -> Completion:
+        return parse_message(self._guarded(lambda: self._client.messages.create(**request)))
 
-    def stream(self, system: Sequence[str], messages: Sequence[Message]) -> Iterator[str]:
-        """Yield text deltas as they arrive.
+    def _open_stream(self, request: dict[str, Any]) -> Any:
+        return self._guarded(lambda: self._client.messages.create(stream=True, **request))
 
-        Only opening the stream is retried: once text has been shown, retrying would
-        repeat it, so a failure mid-stream is an ``LLMError``.
-        """
-        params = build_request(self.model, system, messages, (), None, self.stream_max_tokens)
-        events = call_with_retries(
-            lambda: self._guarded(lambda: self._client.messages.create(stream=True, **params)),
-            policy=self.policy,
-            sleep=self._sleep,
-            what="Anthropic stream",
-        )
-        try:
-            yield from self._text_deltas(iter(events))
-        finally:
-            events.close()
+    def _deltas(self, handle: Any) -> Iterator[str]:
+        return self._text_deltas(iter(handle))
 
     def _text_deltas(self, events: Iterator[Any]) -> Iterator[str]:
         while True:

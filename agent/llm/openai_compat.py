@@ -21,11 +21,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memfs.agent.llm.base import Completion, Message, Tool, ToolCall, Usage
+from memfs.agent.llm.provider import RetryingProvider
 from memfs.agent.llm.retry import (
-    RetryPolicy,
     Sleep,
     TransientLLMError,
-    call_with_retries,
     is_retryable_status,
     retry_after_seconds,
 )
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
     import httpx2
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(RetryingProvider):
     """An ``LLM`` backed by an OpenAI-compatible HTTP endpoint such as ``http://localhost:11434/v1``."""
 
     name = "openai"
@@ -55,47 +54,29 @@ class OpenAICompatLLM:
     ) -> None:
         import httpx2
 
+        super().__init__(model, max_retries=max_retries, sleep=sleep,
+                         stream_max_tokens=stream_max_tokens)
         self._httpx = httpx2
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = http_client or httpx2.Client(timeout=timeout)
-        self.policy = RetryPolicy(attempts=max_retries + 1)
-        self._sleep = sleep
-        self.stream_max_tokens = stream_max_tokens
 
-    def complete(
-        self,
-        system: Sequence[str],
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[Tool] = (),
-        tool_choice: str | None = None,
-        max_tokens: int = 1024,
-    ) -> Completion:
-        """One ``/chat/completions`` call; tool calls come back parsed into ``ToolCall``."""
-        body = build_request(self.model, system, messages, tools, tool_choice, max_tokens)
+    @property
+    def what(self) -> str:
+        return self.url
 
-        def attempt() -> Completion:
-            response = self._send(body, stream=False)
-            return parse_response(_json_body(response))
+    def _build(self, system: Sequence[str], messages: Sequence[Message], tools: Sequence[Tool],
+               tool_choice: str | None, max_tokens: int) -> dict[str, Any]:
+        return build_request(self.model, system, messages, tools, tool_choice, max_tokens)
 
-        return call_with_retries(attempt, policy=self.policy, sleep=self._sleep, what=self.url)
+    def _complete_once(self, request: dict[str, Any]) -> Completion:
+        return parse_response(_json_body(self._send(request, stream=False)))
 
-    def stream(self, system: Sequence[str], messages: Sequence[Message]) -> Iterator[str]:
-        """Yield text deltas from the SSE stream; only opening the stream is retried."""
-        body = build_request(self.model, system, messages, (), None, self.stream_max_tokens)
-        body["stream"] = True
-        response = call_with_retries(
-            lambda: self._send(body, stream=True),
-            policy=self.policy,
-            sleep=self._sleep,
-            what=self.url,
-        )
-        try:
-            yield from sse_text_deltas(self._lines(response))
-        finally:
-            response.close()
+    def _open_stream(self, request: dict[str, Any]) -> httpx2.Response:
+        return self._send({**request, "stream": True}, stream=True)
+
+    def _deltas(self, handle: httpx2.Response) -> Iterator[str]:
+        return sse_text_deltas(self._lines(handle))
 
     def _lines(self, response: httpx2.Response) -> Iterator[str]:
         try:

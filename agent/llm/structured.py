@@ -70,8 +70,13 @@ def complete_json(
     )
 
 
+TRUNCATED = "the answer was cut off at the output cap (stop_reason max_tokens)"
+
+
 def _extract(reply: Completion, tool: Tool,
              schema: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    if reply.stop_reason in ("max_tokens", "length"):
+        return None, [f"{TRUNCATED}; answer again, shorter: fewer ops, shorter bodies"]
     for call in reply.tool_calls:
         if call.name == tool.name:
             return call.input, validate(call.input, schema)

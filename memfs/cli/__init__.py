@@ -16,7 +16,8 @@ from memfs.cli import cards, history, pair, pins  # noqa: F401
 from memfs.cli.common import cli
 from memfs.errors import MemfsError
 
-for _optional in ("search", "turn", "dream", "watch", "evals", "demo"):
+for _optional in ("search", "turn", "dream", "watch", "evals", "demo", "keys", "serve",
+                  "worker"):
     try:
         __import__(f"memfs.cli.{_optional}")
     except ModuleNotFoundError as _exc:  # a command group still being written
@@ -36,8 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("memfs: aborted", err=True)
         return 1
+    except click.UsageError as exc:
+        # click's own three lines (Usage / Try / Error) become one, like every bad input.
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        click.echo(f"memfs: error: {exc.format_message()}{where}", err=True)
+        return 2
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"memfs: error: {exc.format_message()}", err=True)
         return exc.exit_code
     except click.exceptions.Exit as exc:
         return int(exc.exit_code or 0)

@@ -7,8 +7,17 @@ import datetime as dt
 import click
 from rich.table import Table
 
-from memfs.cards import STATUSES, Card
-from memfs.cli.common import State, cli, console, pass_state, print_json, short
+from memfs import documents
+from memfs.cards import STATUSES
+from memfs.cli.common import (
+    State,
+    cli,
+    console,
+    pass_state,
+    print_json,
+    short,
+    warn_uncommitted,
+)
 
 
 @cli.group()
@@ -22,9 +31,11 @@ def card() -> None:
 @pass_state
 def card_ls(state: State, status: str | None, as_json: bool) -> None:
     """List cards (committed HEAD)."""
-    cards = state.pair().cards(status)
+    pair = state.pair()
+    cards = pair.cards(status)
+    warn_uncommitted(pair, "cards")
     if as_json:
-        print_json({"cards": [card_json(c) for c in cards]})
+        print_json(documents.cards(cards))
         return
     table = Table("id", "type", "status", "expires", "body", box=None)
     today = dt.date.today()
@@ -43,18 +54,11 @@ def card_ls(state: State, status: str | None, as_json: bool) -> None:
 @pass_state
 def card_show(state: State, card_id: str, as_json: bool) -> None:
     """Print one card."""
-    c = state.pair().card(card_id)
+    pair = state.pair()
+    c = pair.card(card_id)
+    warn_uncommitted(pair, c.path)
     if as_json:
-        print_json(card_json(c))
+        print_json(documents.card(c))
     else:
         click.echo(c.to_text(), nl=False)
 
-
-def card_json(c: Card) -> dict[str, object]:
-    return {"id": c.id, "type": c.type, "status": c.status, "entities": list(c.entities),
-            "created": c.created.isoformat(), "updated": c.updated and c.updated.isoformat(),
-            "valid_from": c.valid_from and c.valid_from.isoformat(),
-            "expires": c.expires and c.expires.isoformat(), "supersedes": list(c.supersedes),
-            "superseded_by": c.superseded_by, "salience": c.salience,
-            "source": c.source and {"session": c.source.session, "turns": list(c.source.turns)},
-            "body": c.body, "path": c.path}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from memfs.app import MemoryStore
 from memfs.config import Config, load_config
@@ -50,12 +52,13 @@ def cli(ctx: click.Context, home: str | None, user: str | None, character: str |
     """memfs: long-term memory for AI companions, as git repositories of Markdown."""
     config = load_config(home=home).with_(user=user, character=character)
     ctx.obj = State(config)
+    _show_library_warnings()
 
 
 pass_state = click.make_pass_decorator(State)
 
 console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
@@ -65,6 +68,29 @@ def print_json(data: Any) -> None:
 
 def warn(text: str) -> None:
     err_console.print(f"[yellow]warning:[/yellow] {text}")
+
+
+class _WarningLines(logging.Handler):
+    """The library's warnings (a dream queue it could not reach) as ``warning:`` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        warn(escape(record.getMessage()))
+
+
+def _show_library_warnings() -> None:
+    logger = logging.getLogger("memfs.queue")
+    if not any(isinstance(h, _WarningLines) for h in logger.handlers):
+        logger.addHandler(_WarningLines(logging.WARNING))
+
+
+def warn_uncommitted(pair: MemoryPair, *paths: str) -> None:
+    """One line when what is shown (committed HEAD) is not what is on disk."""
+    changed = pair.uncommitted(*paths)
+    if changed:
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        warn(f"uncommitted hand edit(s) in {shown}: shown is the committed version, what "
+             "the model sees (`memfs diff` shows the edit; `memfs watch` or `memfs check` "
+             "tells if it is valid)")
 
 
 def short(text: str, width: int = 70) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
+from memfs import documents
 from memfs.cli.common import State, cli, console, pass_state, print_json
 
 
@@ -17,7 +18,7 @@ def log_cmd(state: State, number: int, as_json: bool, author: str | None) -> Non
     """Changes to memory, newest first; dream merges are marked."""
     entries = state.pair().log(number, author=author)
     if as_json:
-        print_json({"commits": [e.to_json() for e in entries]})
+        print_json(documents.log(entries))
         return
     table = Table("commit", "date", "author", "change", box=None)
     for e in entries:
@@ -28,24 +29,38 @@ def log_cmd(state: State, number: int, as_json: bool, author: str | None) -> Non
 
 @cli.command()
 @click.argument("rev", required=False)
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def diff(state: State, rev: str | None) -> None:
+def diff(state: State, rev: str | None, as_json: bool) -> None:
     """Uncommitted hand edits, or what REV changed (a dream: the whole dream)."""
-    click.echo(state.pair().diff(rev), nl=False)
+    text = state.pair().diff(rev)
+    if as_json:
+        print_json(documents.diff(rev, text))
+    else:
+        click.echo(text, nl=False)
 
 
 @cli.command()
 @click.argument("rev")
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def show(state: State, rev: str) -> None:
+def show(state: State, rev: str, as_json: bool) -> None:
     """One change: message, files and diff."""
-    click.echo(state.pair().show(rev), nl=False)
+    text = state.pair().show(rev)
+    if as_json:
+        print_json(documents.show(rev, text))
+    else:
+        click.echo(text, nl=False)
 
 
 @cli.command()
 @click.argument("rev")
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def revert(state: State, rev: str) -> None:
+def revert(state: State, rev: str, as_json: bool) -> None:
     """Undo REV with a new commit (a dream merge: the whole dream)."""
     sha = state.pair().revert(rev)
-    console.print(f"reverted {rev} as {sha[:10]}")
+    if as_json:
+        print_json(documents.reverted(rev, sha))
+    else:
+        console.print(f"reverted {rev} as {sha[:10]}")

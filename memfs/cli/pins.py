@@ -8,7 +8,16 @@ import subprocess
 
 import click
 
-from memfs.cli.common import State, cli, console, pass_state, print_json, warn
+from memfs import documents
+from memfs.cli.common import (
+    State,
+    cli,
+    console,
+    pass_state,
+    print_json,
+    warn,
+    warn_uncommitted,
+)
 from memfs.errors import BadInputError
 from memfs.tokens import count_tokens
 
@@ -20,12 +29,16 @@ def pin() -> None:
 
 @pin.command("add")
 @click.argument("text", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def pin_add(state: State, text: tuple[str, ...]) -> None:
+def pin_add(state: State, text: tuple[str, ...], as_json: bool) -> None:
     """Pin TEXT."""
     pair = state.pair()
     sha = pair.pin(" ".join(text))
-    console.print(f"pinned ({sha[:10] if sha else 'unchanged'})")
+    if as_json:
+        print_json(documents.pin_added(" ".join(text), sha, pair.pins()))
+    else:
+        console.print(f"pinned ({sha[:10] if sha else 'unchanged'})")
     _budget_warning(state)
 
 
@@ -34,9 +47,11 @@ def pin_add(state: State, text: tuple[str, ...]) -> None:
 @pass_state
 def pin_ls(state: State, as_json: bool) -> None:
     """List pins, numbered for `pin rm N`."""
-    pins = state.pair().pins()
+    pair = state.pair()
+    pins = pair.pins()
+    warn_uncommitted(pair, "system/pins.md")
     if as_json:
-        print_json({"pins": [{"n": i, "text": t} for i, t in enumerate(pins, 1)]})
+        print_json(documents.pins(pins))
         return
     if not pins:
         console.print("no pins yet: `memfs pin add TEXT`")
@@ -46,11 +61,16 @@ def pin_ls(state: State, as_json: bool) -> None:
 
 @pin.command("rm")
 @click.argument("number", type=int)
+@click.option("--json", "as_json", is_flag=True)
 @pass_state
-def pin_rm(state: State, number: int) -> None:
+def pin_rm(state: State, number: int, as_json: bool) -> None:
     """Remove pin NUMBER (as `pin ls` shows it)."""
-    removed = state.pair().unpin(number)
-    console.print(f"removed: {removed}", markup=False)
+    pair = state.pair()
+    removed = pair.unpin(number)
+    if as_json:
+        print_json(documents.pin_removed(removed, pair.repo.head(), pair.pins()))
+    else:
+        console.print(f"removed: {removed}", markup=False)
 
 
 @pin.command("edit")

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from memfs import documents
 from memfs.cli.common import State, cli, console, err_console, pass_state, print_json, short
 
 
@@ -30,7 +31,7 @@ def search_cmd(state: State, query: str, k: int, as_json: bool, explain: bool,
     with err_console.status("searching (loading the model on first use)…"):
         hits = pair.search(query, k=k, include_stale=include_stale, explain=explain)
     if as_json:
-        print_json({"query": query, "hits": [h.to_json() for h in hits]})
+        print_json(documents.search(query, hits))
         return
     if not hits:
         console.print("no matches")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from memfs import documents
 from memfs.cli.common import State, cli, console, err_console, pass_state, print_json, warn
 from memfs.errors import BadInputError
+from memfs.history import json_object_line
 
 
 def read_transcript(path: Path) -> list[dict[str, Any]]:
@@ -29,12 +30,7 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BadInputError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise BadInputError(f"{path}: line {number}: must be a JSON object")
+        record = json_object_line(line, f"{path}: line {number}")
         for key in ("role", "content"):
             if key not in record:
                 raise BadInputError(f"{path}: line {number}: {key}: is required")
@@ -46,6 +42,9 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
         messages.append(record)
     return messages
 
+if TYPE_CHECKING:
+    from memfs.turn import TurnReport
+
 
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
@@ -53,18 +52,47 @@ def read_transcript(path: Path) -> list[dict[str, Any]]:
 @pass_state
 def ingest(state: State, file: Path, no_dream: bool) -> None:
     """Append a JSONL transcript ({"role","content","ts"?,"session"?}) as if chatted."""
-    from memfs.turn import TurnOptions, add_messages, end_session
+    from memfs.turn import TurnOptions, TurnReport, add_messages, end_session
 
     pair = state.pair()
     messages = read_transcript(file)
+    report = TurnReport()
     try:
         added = add_messages(pair, [{k: v for k, v in m.items() if k != "_line"} for m in messages],
-                             options=TurnOptions(dream="none" if no_dream else "queue"))
+                             options=TurnOptions(dream="none" if no_dream else "queue",
+                                                 report=report))
     except BadInputError as exc:
         raise BadInputError(f"{file}: {_line_of(str(exc), messages)}") from None
     end_session(pair)
     sessions = sorted({m.session for m in added})
     console.print(f"ingested {len(added)} messages into {len(sessions)} session(s)")
+    print_compactions(report)
+
+
+def print_compactions(report: TurnReport) -> None:
+    """What a batch of messages set off: each compaction, and the dream."""
+    for event in report.events:
+        evicted = sum(s.last - s.first + 1 for s in event.spans)
+        console.print(f"compacted: {evicted} messages left the window ({event.reason}); "
+                      f"event {event.id} pending")
+    if report.events:
+        console.print(f"dream: {report.dream}", markup=False)
+
+
+@cli.command()
+@pass_state
+def compact(state: State) -> None:
+    """Evict the window now (all but the newest exchange) and dream on it, like /compact."""
+    from memfs.turn import TurnReport, compact_now, window_status
+
+    pair = state.pair()
+    report = TurnReport()
+    if compact_now(pair, report=report) is None:
+        count, tokens = window_status(pair)
+        console.print(f"nothing to compact: the window holds {count} message(s), {tokens} "
+                      "tokens (the newest exchange always stays)")
+        return
+    print_compactions(report)
 
 
 def _line_of(error: str, messages: list[dict[str, Any]]) -> str:
@@ -87,7 +115,7 @@ def context(state: State, message: str, as_json: bool) -> None:
     for warning in ctx.warnings:
         warn(warning)
     if as_json:
-        print_json(ctx.to_json())
+        print_json(documents.context(ctx))
         return
     t = ctx.tokens
     console.rule("[bold]system/ (always in context)", align="left")

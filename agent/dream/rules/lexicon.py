@@ -97,7 +97,8 @@ HEALTH_EVENTS = (
     r"(?:is|'s|has been|'s been) (?:really |very |so |quite )?(?:sick|ill|unwell|poorly)")
 """What happened when a relative's health is news: a fall, a stroke, hospital, a fracture, a diagnosis."""
 NAME = r"(?-i:[A-Z][a-zA-Z'-]+)"
-NAMES = NAME + r"(?: (?-i:(?:&|[A-Z][a-zA-Z'-]+)))*"
+NAMES = NAME + r"(?: (?-i:(?:&|and(?= [A-Z])|[A-Z][a-zA-Z'-]+)))*"
+"""A proper name of several words, "Harrow & Finch" and "Marks and Spencer" included."""
 NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No", "Yeah", "Hey",
              "Hi", "Ugh", "Also", "And", "But", "So", "The", "A", "An", "My", "We", "It", "Thanks",
              "Sure", "Guess", "Maybe", "Actually", "Anyway", "Big", "Nah", "Lol", "Omg", "Well",

@@ -104,8 +104,9 @@ def rule_role(s: str, ctx: Context) -> Iterator[Candidate]:
 
 
 def _children(s: str, ctx: Context) -> Iterator[Candidate]:
-    if not re.search(r"\b(?:kids|children)\b", s, _Q) or HYPOTHETICAL.search(s):
-        return
+    if not re.search(r"\b(?:my|our) (?:\w+ )?(?:kids|children)\b|\b(?:I|we) have (?:\w+ )?(?:kids|children)\b", s, _Q) \
+            or HYPOTHETICAL.search(s):
+        return  # "my colleague Sara has two kids" is Sara's family, not the user's
     names = [n for n in names_in(s) if is_name(n)]
     if names:
         listed = " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]

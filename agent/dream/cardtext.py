@@ -1,0 +1,117 @@
+"""Writing cards extractively: the user's own words, made to stand alone.
+
+A card body is the sentence the user said, turned to the third person ("The user ..."), with
+its relative date resolved once ("tomorrow (Wednesday 2027-09-22)"; an absolute day is
+written once as "Saturday 16 October 2027"), and, when the sentence leans on the one before
+it ("she's having surgery tomorrow"), that sentence in front of it. Nothing is paraphrased,
+so a card cannot say more than the user did: a sister who works at a children's hospital
+stays the user's sister.
+
+Also here: chat normalisation (``im`` → ``I'm``, ``tmrw`` → ``tomorrow``), splitting a message
+into units (sentences, and clauses of long sentences), and whose fact a sentence states.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memfs.agent.dream.dates import DateHit, with_dates
+from memfs.agent.dream.rules.text import sentences, third_person, tidy
+
+_CHAT = {"im": "I'm", "ive": "I've", "ill": "I'll", "dont": "don't", "cant": "can't", "wont": "won't",
+         "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't", "wasnt": "wasn't", "shes": "she's",
+         "hes": "he's", "theyre": "they're", "thats": "that's", "its": "it's", "u": "you", "ur": "your",
+         "tmrw": "tomorrow", "tmr": "tomorrow", "tomoz": "tomorrow", "2moro": "tomorrow", "nite": "night",
+         "tonite": "tonight", "mornin": "morning", "pls": "please", "plz": "please", "thx": "thanks",
+         "ty": "thanks", "bc": "because", "cuz": "because", "wknd": "weekend", "finaly": "finally",
+         "startin": "starting", "gonna": "going to", "wanna": "want to", "i": "I", "i'm": "I'm",
+         "i've": "I've", "i'll": "I'll", "i'd": "I'd"}
+_WORD = re.compile(r"(?<![\w'])([A-Za-z0-9']+)(?![\w'])")
+
+
+def normalise(text: str) -> str:
+    """Common chat spellings to the forms the date resolver and the person rewrite read."""
+    return _WORD.sub(lambda m: _CHAT.get(m.group(1).lower(), m.group(1)) if m.group(1).islower()
+                     or m.group(1).lower() in ("i", "im") else m.group(1), text)
+
+
+_CLAUSE = re.compile(r",\s+(?:and |but |so |which |since |because )?|;\s+|\s+(?:but|because|since)\s+")
+
+
+def clauses(sentence: str) -> list[str]:
+    """A long sentence's clauses (each of four words or more), for sentences that say two things."""
+    parts = [p.strip() for p in _CLAUSE.split(sentence) if p and p.strip()]
+    return [p for p in parts if len(p.split()) >= 4] if len(parts) > 1 else []
+
+
+_FIRST = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|we'll|us|our)\b", re.IGNORECASE)
+_FILLER = r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|honestly|update|on a \w+ note)[,!.]*\s+)*"
+_USER_SUBJECT = re.compile(_FILLER + r"(?:I|I'm|I've|I'd|I'll|we|we're|we've|we'll|me and)\b", re.IGNORECASE)
+_MY_THING = re.compile(_FILLER + r"(?:my|our)\s+(\w+)", re.IGNORECASE)
+_THIRD = re.compile(_FILLER + r"(?:(?i:his|her|their|he|she|they|he's|she's|they're|it|it's)\b|(?!I\b)[A-Z][a-z]+\b)",
+                    re.IGNORECASE)
+
+
+def speaks_of_user(sentence: str) -> bool:
+    """Is the user the subject ("I ...", "we ...", "my knee ...")? ``my dad got diagnosed`` is
+    the dad's fact; an imperative ("don't call me ...") is the user speaking about themself."""
+    if _USER_SUBJECT.search(sentence):
+        return True
+    mine = _MY_THING.search(sentence)
+    if mine:
+        return mine.group(1).lower() in _OWN_THINGS
+    if re.match(_FILLER + r"(?:his|her|their|he|she|they|he's|she's|they're|it|it's)\b", sentence, re.IGNORECASE) \
+            or re.match(r"^\W*(?!I\b)[A-Z][a-z]+\b(?! me\b)", sentence) and not re.match(
+                r"^\W*(?:Please|Don't|Never|Stop|Just|Also|So|Oh|And|But|Honestly|Yeah|Anyway|Btw|Ok|Okay|Well|"
+                r"Can|Could|Would|Do|Let's)\b", sentence):
+        return False
+    return bool(_FIRST.search(sentence))
+
+
+def first_person_anywhere(sentence: str) -> bool:
+    return bool(_FIRST.search(sentence))
+
+
+_OWN_THINGS = {"name", "pronouns", "job", "work", "home", "flat", "house", "diet", "allergy", "allergies",
+               "knee", "back", "stomach", "health", "heart", "head", "running", "favourite", "favorite",
+               "hobby", "doctor", "physio", "therapist", "birthday", "exam", "interview", "appointment",
+               "shift", "new", "first", "left", "right", "life", "body", "skin", "eyes", "ears", "weight"}
+"""``my knee is acting up`` and ``my favourite film is ...`` are about the user."""
+
+_LEANS = re.compile(r"^\W*(?:(?:and|but|so|yeah|also|oh)\s+)?(?:he|she|they|it|it's|he's|she's|they're|"
+                    r"his|her|their|that|this|there)\b", re.IGNORECASE)
+
+
+_OBJECT = re.compile(r"\b(?:it|that|this|them|one)\b(?!')", re.IGNORECASE)
+
+
+def leans_on_previous(sentence: str) -> bool:
+    """Does the sentence need the one before it: it starts with a pronoun, or a short sentence
+    with no name points at "it/that/this" ("remind me to sort that out by Saturday")?"""
+    if _LEANS.search(sentence):
+        return True
+    short = len(sentence.split()) <= 10 and not re.search(r"(?<!^)\b[A-Z][a-z]+", sentence)
+    return short and _OBJECT.search(sentence) is not None
+
+
+def first_clause_text(text: str, limit: int = 240) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def dated(text: str, hit: DateHit | None) -> str:
+    """The sentence with its date resolved once (see ``dates.with_dates``)."""
+    return with_dates(text, hit)
+
+
+def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:
+    """The card body for ``sentence``: third person, date resolved, ``context`` in front when
+    the sentence leans on it."""
+    said = dated(sentence, hit)
+    parts = [p for p in (context, said) if p]
+    text = " ".join(tidy(third_person(p)) for p in parts)
+    return first_clause_text(text, 400)
+
+
+def message_sentences(content: str) -> list[str]:
+    return sentences(normalise(content))
