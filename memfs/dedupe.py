@@ -134,4 +134,4 @@ class DupGroups:
         g = int(self.group[row]) if row < len(self.group) else -1
         if g < 0:
             return [row]
-        return np.flatnonzero(self.group == g)[:limit].tolist()
+        return [int(r) for r in np.flatnonzero(self.group == g)[:limit]]

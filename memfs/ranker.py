@@ -162,8 +162,9 @@ def _signals(index: PairIndex, items: list[Item], rows: np.ndarray[Any, Any], po
 
 def _base(pool: _Pool, rows: np.ndarray[Any, Any], weights: Weights) -> Floats:
     """Query relevance by meaning and words alone (what a neighbour contributes)."""
-    return (weights.semantic * np.maximum(pool.semantic[rows], 0.0)
-            + weights.bm25 * pool.lexical[rows]).astype(np.float32)
+    out: Floats = (weights.semantic * np.maximum(pool.semantic[rows], 0.0)
+                   + weights.bm25 * pool.lexical[rows]).astype(np.float32)
+    return out
 
 
 def _neighbour_relevance(rows: np.ndarray[Any, Any], pool: _Pool, links: TurnLinks,

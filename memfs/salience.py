@@ -103,7 +103,8 @@ def message_salience(texts: Sequence[str], roles: Sequence[str | None],
     margin = (vecs @ personal.T).max(axis=1) - (vecs @ chatter.T).max(axis=1)
     cues = np.array([_cues(t, r) for t, r in zip(texts, roles)], dtype=np.float32)
     logit = MARGIN_WEIGHT * margin + cues + BIAS
-    return (1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
+    out: npt.NDArray[np.float32] = (1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
+    return out
 
 
 def _cues(text: str, role: str | None) -> float:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memfs.index import open_index, refresh
 from memfs.ranker import rank
@@ -59,6 +59,6 @@ def constraint_search(pair: MemoryPair, request: str, domains: Sequence[str], k:
     return rank_constraints(index, q, domains)
 
 
-def with_weights(base: Weights | None = None, **changes: float) -> Weights:
+def with_weights(base: Weights | None = None, **changes: Any) -> Weights:
     """A copy of the default weights with some changed (benchmarks, tuning)."""
     return replace(base or DEFAULT_WEIGHTS, **changes)

@@ -172,13 +172,13 @@ def groups_of(probes: list[Probe], size: int) -> list[list[Probe]]:
 def run_constraints(split: str = "test", n_messages: int = 1600, *, together: int = 5,
                     home: Path | None = None, embedder: Embedder | None = None) -> ConstraintReport:
     """Build the pairs, ask every request, report which constraints reached the context."""
-    from memfs.app import MemoryStore
+    from memfs.agent.services import wired_store
 
     probes = load_probes(split)
     report = ConstraintReport(split, n_messages, together=together)
     embedder = load_embedder(embedder, report.timings)
     with eval_home(home) as folder:
-        store = MemoryStore(folder, embedder=embedder)
+        store = wired_store(folder, embedder=embedder)
         first: MemoryPair | None = None
         for n, group in enumerate(groups_of(probes, together)):
             pair = store.pair("eval", f"group-{n + 1}")
@@ -196,7 +196,7 @@ def run_constraints(split: str = "test", n_messages: int = 1600, *, together: in
 
 
 def vector_folder(pair: MemoryPair) -> Path:
-    from memfs.index import index_folder
+    from memfs.pair_index import index_folder
 
     return index_folder(pair.root, pair.store.embedder.name) / "vectors"
 

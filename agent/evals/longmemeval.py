@@ -27,13 +27,13 @@ from typing import Any
 
 from memfs.embed import CachedEmbedder, Embedder, VectorStore
 from memfs.errors import BadInputError
-from memfs.index import PairIndex
 from memfs.index_items import Item
+from memfs.pair_index import PairIndex
 from memfs.ranking import Weights, names
 from memfs.search import DEFAULT_WEIGHTS, make_query, rank
 
 KS = (1, 5, 10)
-PLAIN = {"salience": 0.0, "collapse": False, "dup_threshold": 2.0, "diversity": 0.0,
+PLAIN: dict[str, Any] = {"salience": 0.0, "collapse": False, "dup_threshold": 2.0, "diversity": 0.0,
          "salience_damping": 0.0, "neighbour": 0.0, "time_match": 0.0, "speaker": 0.0,
          "pieces": 0.0}
 """Everything issue 12 added, off: what ranking was before it (salience was flat then)."""
