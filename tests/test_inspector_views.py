@@ -9,8 +9,8 @@ from memfs.agent.dream.runner import run_pending
 from memfs.changes import commit_changes
 from memfs.errors import BadInputError, ConflictError
 from memfs.explain import explain
-from memfs.ranking import Weights
 from memfs.gitio import AGENT, USER, run_git
+from memfs.ranking import Weights
 from memfs.search import SearchHit
 from memfs.store import MemoryPair
 from memfs.stories import source_messages, story
