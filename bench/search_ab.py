@@ -49,7 +49,9 @@ def run(version: str, script: Path, home: Path, scale: int, queries: int,
                           "--scales", str(scale), "--queries", str(queries), "--home", str(home)],
                          check=True, capture_output=True, text=True, env=env,
                          cwd=str(script.parent)).stdout
-    row: dict[str, object] = json.loads(out.strip().splitlines()[-1])[str(scale)]
+    # search_bench prints one line per scale, then everything indented: take the line
+    row: dict[str, object] = next(json.loads(line) for line in out.splitlines()
+                                  if line.startswith('{"items": '))
     row["version"] = version
     return row
 

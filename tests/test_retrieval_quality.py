@@ -107,5 +107,6 @@ def test_constraint_probes_pass_at_the_reported_rate(isolated_env: Path, real_em
     assert report.rate >= REPORTED_RATE_200, report.to_dict()["rows"]
 
 
-REPORTED_RATE_200 = 0.0
-"""The blind probe set's rate at 200 messages of small talk (BENCHMARKS.md, issue 12)."""
+REPORTED_RATE_200 = 0.72
+"""The blind probe set's first measurement at 200 messages of small talk: 18/25 in the
+context (BENCHMARKS.md, issue 12; at the issue's 1,600 messages it is 10/25)."""
