@@ -49,8 +49,14 @@ class AgentPlanner:
     def plan(self, pair: MemoryPair, request: PlanRequest) -> RetrievalPlan:
         from memfs.agent.plan import decide
 
+        from memfs.constraints import classify_request
+
+        def classify(text: str) -> tuple[str, ...]:
+            return classify_request(pair.store.embedder, text)
+
         return decide(planner_llm(pair.store), request.message, request.recent,
-                      request.summary, request.pins, memory_names=request.memory_names)
+                      request.summary, request.pins, memory_names=request.memory_names,
+                      classify=classify)
 
 
 class LocalDreamer:

@@ -147,6 +147,12 @@ def memory_names(pair: MemoryPair, head: str) -> frozenset[str]:
     return frozenset(names)
 
 
+NEIGHBOUR_CHARS = 400
+"""A hit's neighbouring turn is quoted up to this many characters."""
+CONSTRAINT_SLOTS = 3
+"""Of ``search_k`` slots, how many a suggestion gives to its domains' constraints."""
+
+
 def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
               now: dt.datetime | None) -> list[SearchHit]:
     in_window = {m.id for m in window}
@@ -154,7 +160,26 @@ def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
     hits = pair.search(plan.search_query, k=k + len(in_window) if in_window else k,
                        time_scope=plan.time_scope, entities=list(plan.entities), now=now)
     # The summary is already in the memory block; retrieving it again only costs tokens.
-    return [h for h in hits if h.id not in in_window and h.kind != "summary"][:k]
+    hits = [h for h in hits if h.id not in in_window and h.kind != "summary"]
+    if plan.constraint_domains:
+        hits = _with_constraints(pair, plan, hits, in_window, k, now)
+    return hits[:k]
+
+
+def _with_constraints(pair: MemoryPair, plan: RetrievalPlan, hits: list[SearchHit],
+                      in_window: set[str], k: int, now: dt.datetime | None) -> list[SearchHit]:
+    """``hits`` with up to ``CONSTRAINT_SLOTS`` of their last places given to the
+    constraints and preferences of the plan's domains (a constraint the plain search also
+    found moves into those places rather than appearing twice)."""
+    from memfs.search import constraint_search
+
+    slots = min(CONSTRAINT_SLOTS, max(1, k // 2))
+    extra = [h for h in constraint_search(pair, plan.search_query, plan.constraint_domains,
+                                          k=slots + len(in_window), now=now)
+             if h.id not in in_window][:slots]
+    chosen = {h.id for h in extra}
+    keep = [h for h in hits if h.id not in chosen][:max(0, k - len(extra))]
+    return keep + extra
 
 
 def _memory_block(summary: str, hits: list[SearchHit], budget: int) -> tuple[str, int]:
@@ -165,6 +190,9 @@ def _memory_block(summary: str, hits: list[SearchHit], budget: int) -> tuple[str
     used = 0
     for hit in hits:
         line = f"- {_label(hit)} {' '.join(hit.text.split())}"
+        if hit.neighbour is not None:
+            said = "you replied" if hit.neighbour["role"] == "assistant" else "the user said"
+            line += f" ({said}: {' '.join(hit.neighbour['text'].split())[:NEIGHBOUR_CHARS]})"
         cost = count_tokens(line)
         if used + cost > budget and lines:
             break
@@ -179,6 +207,9 @@ def _label(hit: SearchHit) -> str:
     if hit.kind == "card":
         return f"[memory {hit.id}, {hit.type or 'card'}{'' if hit.status == 'active' else ', ' + hit.status}]"
     if hit.kind == "message":
+        if hit.count > 1:
+            return (f"[past message, said {hit.count} times, {(hit.first_said or '')[:10]}"
+                    f" to {(hit.last_said or '')[:10]}]")
         return f"[past message {(hit.ts or '')[:10]}]"
     return "[summary]"
 

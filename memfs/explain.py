@@ -22,12 +22,22 @@ MEANINGS = {
     "bm25": "shares the query's words (BM25, scaled to the best match)",
     "entity": "share of the names in the query that this record mentions",
     "recency": "how recent it is (halves every 30 days, with a floor)",
-    "salience": "how much it matters to the user (set when the card was written)",
+    "salience": "how much it matters to the user (set when the card or message was written)",
     "type_match": "a card of the type the retrieval plan asked for",
     "status_factor": "stale or expired: kept only part of its score",
     "newer_similar": "a newer, very similar record exists, so this one yields",
+    # issue 12
+    "neighbour": "the turn before or after it matches the query (evidence spread over turns)",
+    "time_match": "said inside the time the query names (\"last month\", \"in May\")",
+    "speaker": "said by the assistant, and the query asks what the assistant said",
+    "salience_factor": "small talk or filler (low salience, set when the message was written)"
+                       " keeps only part of its score",
+    "older_similar": "\"the first time\": an older, very similar record exists, so this one yields",
+    "diversity_penalty": "subtracted: how much it repeats a better hit's topic (MMR)",
+    "copies": "how many times this text (or a near-identical one) was said: one hit for all",
 }
-_FACTORS = {"status_factor", "newer_similar"}
+_FACTORS = {"status_factor", "newer_similar", "older_similar", "salience_factor",
+            "diversity_penalty", "copies"}
 
 
 @dataclass(frozen=True)

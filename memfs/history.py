@@ -21,6 +21,14 @@ from memfs.errors import BadInputError
 from memfs.ids import check_id
 
 ROLES = ("user", "assistant")
+OFFLINE_PLACEHOLDER = "(offline) No language model is configured, so this is not a real reply."
+"""How every reply of the offline chat begins (``memfs.agent.llm.offline``): such a reply
+is kept in history like any message, but it is not memory, so it is never indexed."""
+
+
+def is_placeholder(role: str, content: str) -> bool:
+    """True for a placeholder reply of the offline chat (see ``OFFLINE_PLACEHOLDER``)."""
+    return role == "assistant" and content.startswith(OFFLINE_PLACEHOLDER)
 
 
 @dataclass(frozen=True)

@@ -206,6 +206,11 @@ class ItemTable:
         names = self.sessions
         return [f"{names[s]}:{t}" if s >= 0 else None for s, t in zip(sessions, turns)]
 
+    def column(self, name: str) -> np.ndarray[Any, Any]:
+        """One message column for every row (``session`` is -1 on other rows)."""
+        return np.concatenate([self._cols[name],
+                               np.array(self._tail[name], dtype=self._cols[name].dtype)])
+
     def to_arrays(self) -> dict[str, np.ndarray[Any, Any]]:
         """The message columns (``other``, ``sessions`` and ``roles`` are saved as JSON)."""
         tail = self._tail

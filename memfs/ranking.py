@@ -216,13 +216,15 @@ class BM25:
 
 @dataclass(frozen=True)
 class Weights:
-    """How much each signal counts. Defaults were tuned on half of LongMemEval (see bench/)."""
+    """How much each signal counts. Tuned on the LongMemEval ``dev`` split only (issue 12;
+    BENCHMARKS.md): semantic 0.8 and BM25 0.3 with long messages scored by their pieces,
+    salience acting as a damping factor on messages rather than as a bonus."""
 
-    semantic: float = 0.6
+    semantic: float = 0.8
     bm25: float = 0.3
     entity: float = 0.1
     recency: float = 0.1
-    salience: float = 0.1
+    salience: float = 0.0
     type_match: float = 0.1
     """Cards of a type the retrieval plan asked for (``memory_types``)."""
     half_life_days: float = 30.0
@@ -232,6 +234,26 @@ class Weights:
     newer_similar_factor: float = 0.8
     """``most_recent``: a record with a newer, very similar record keeps this share."""
     similar_threshold: float = 0.75
+    # -- issue 12: distinct hits, write-time salience, time and neighbouring turns --------
+    collapse: bool = True
+    """Identical messages compete as one (their newest copy), counted (``memfs.dedupe``)."""
+    dup_threshold: float = 0.93
+    """Cosine at or above which two candidates are near-identical and collapse into one."""
+    diversity: float = 0.1
+    """The largest diversity penalty (MMR, ``memfs.diversify``); 0 turns it off."""
+    diversity_threshold: float = 0.7
+    """Cosine to an earlier pick below which no diversity penalty is paid."""
+    salience_damping: float = 0.5
+    """A message of salience s keeps ``1 - damping * (1 - s)`` of its score: filler sinks."""
+    neighbour: float = 0.1
+    """How much a turn's neighbours' relevance (the previous and next turn) adds."""
+    time_match: float = 0.3
+    """A message inside the span a time expression names ("last month") gets this much."""
+    speaker: float = 0.1
+    """Assistant turns, when the query asks what the assistant said ("you suggested…")."""
+    pieces: float = 0.5
+    """A long message's semantic score moves this far from its whole vector's cosine towards
+    its best piece's, when that is higher (``memfs.chunks``); 0 ignores pieces."""
 
 
 def recency(age_days: Floats, half_life_days: float, floor: float) -> Floats:
@@ -255,10 +277,15 @@ def entity_match(query_names: set[str], item_names: Sequence[frozenset[str]]) ->
                     dtype=np.float32)
 
 
+FUSED = ("semantic", "bm25", "entity", "recency", "salience", "type_match", "neighbour",
+         "time_match", "speaker")
+"""The additive signals; the others (status, duplicates, diversity) act on the sum."""
+
+
 def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
     """The weighted sum of the named signals (missing signals count as 0)."""
     total = np.zeros_like(next(iter(signals.values())))
-    for name in ("semantic", "bm25", "entity", "recency", "salience", "type_match"):
+    for name in FUSED:
         if name in signals:
             total = total + getattr(weights, name) * signals[name]
     return total

@@ -16,6 +16,8 @@ from memfs.cards import CARD_TYPES
 from memfs.errors import BadInputError, MemfsError
 
 TIME_SCOPES = ("any", "most_recent", "past")
+SUGGESTION_DOMAINS = ("food", "drink", "activity", "gift", "place")
+"""Domains whose constraints and preferences a suggestion must respect (``memfs.constraints``)."""
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,15 @@ class RetrievalPlan:
     search_query: str = ""
     confidence: float = 0.5
     reason: str = ""
+    constraint_domains: tuple[str, ...] = ()
+    """For a request for a suggestion: the domains it touches. Their constraints and
+    preferences are searched too, since they rarely share words with the request."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["memory_types"] = list(self.memory_types)
         data["entities"] = list(self.entities)
+        data["constraint_domains"] = list(self.constraint_domains)
         return data
 
     def to_json(self) -> str:
@@ -65,8 +71,14 @@ class RetrievalPlan:
         reason = data.get("reason", "")
         if not isinstance(reason, str):
             raise error("retrieval plan: reason: expected a string")
+        domains = _str_list(data, "constraint_domains", error) \
+            if "constraint_domains" in data else []
+        odd = [d for d in domains if d not in SUGGESTION_DOMAINS]
+        if odd:
+            raise error(f"retrieval plan: constraint_domains: unknown domain {odd[0]!r} "
+                        f"(allowed: {', '.join(SUGGESTION_DOMAINS)})")
         return cls(need, tuple(types), tuple(_str_list(data, "entities", error)), scope,
-                   query, float(conf), reason)
+                   query, float(conf), reason, tuple(dict.fromkeys(domains)))
 
     @classmethod
     def from_json(cls, text: str, *, error: type[MemfsError] = BadInputError) -> RetrievalPlan:

@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from memfs.agent.evals.longmemeval import format_table, load_questions, run_longmemeval
+from memfs.agent.evals.longmemeval import (
+    format_table,
+    load_questions,
+    run_longmemeval,
+    split_of,
+)
 
 from memfs.errors import BadInputError
 from tests.conftest import FakeEmbedder
@@ -50,8 +55,24 @@ def test_recall_counts_the_evidence_turn_for_every_method(dataset: Path) -> None
 def test_questions_interleave_types_and_split_in_halves(dataset: Path) -> None:
     qs = load_questions(dataset)
     assert [q["question_type"] for q in qs] == ["knowledge-update", "single-session-user"]
-    assert {q["split"] for q in qs} == {"tune"}
+    # one question per type: the "first half" of each type is empty, so both are test
+    assert {q["split"] for q in qs} == {"test"}
     assert len(load_questions(dataset, limit=1)) == 1
+
+
+def test_the_committed_dev_test_split_is_the_hash_rule() -> None:
+    """bench/data/longmemeval_split.json (committed before any retrieval change) is what
+    split_of gives for its ids: nothing was moved between dev and test by hand."""
+    committed = json.loads((Path(__file__).parents[1] / "bench" / "data"
+                            / "longmemeval_split.json").read_text("utf-8"))
+    questions = [{"question_id": qid, "question_type": qtype}
+                 for part in ("dev", "test") for qtype, ids in committed[part].items()
+                 for qid in ids]
+    assert len(questions) == 60 and len({q["question_id"] for q in questions}) == 60
+    got = split_of(questions)
+    for part in ("dev", "test"):
+        for qtype, ids in committed[part].items():
+            assert len(ids) == 5 and {got[i] for i in ids} == {part}, qtype
 
 
 def test_a_file_that_is_not_the_dataset_is_named(tmp_path: Path) -> None:

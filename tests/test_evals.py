@@ -61,6 +61,8 @@ def test_planted_fails_without_long_term_memory(run_cli: Any, shared_model: Embe
 
     monkeypatch.setattr("memfs.agent.dream.runner.make_extractor", forgetful)
     monkeypatch.setattr("memfs.search.rank", lambda index, q, weights: [])
+    # and the suggestion path's constraint search (issue 12), which finds "city" on its own
+    monkeypatch.setattr("memfs.search.constraint_search", lambda *a, **k: [])
     monkeypatch.setenv("COLUMNS", "200")
     result = run_cli("eval", "planted", "--messages", "120")
     assert result.code == 1, result.out + result.err

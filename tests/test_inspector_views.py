@@ -10,6 +10,7 @@ from memfs.changes import commit_changes
 from memfs.errors import BadInputError, ConflictError
 from memfs.explain import explain
 from memfs.gitio import AGENT, USER, run_git
+from memfs.ranking import Weights
 from memfs.search import SearchHit
 from memfs.store import MemoryPair
 from memfs.stories import source_messages, story
@@ -163,7 +164,7 @@ def test_the_pins_editor_refuses_invalid_text_and_stale_forms(pair: MemoryPair) 
 def test_explain_puts_each_signal_in_words_with_its_share() -> None:
     hit = SearchHit("c-1", "card", "cards/c-1.md", "stale", 0.5, "t",
                     signals={"semantic": 0.25, "bm25": 1.0, "status_factor": 0.6})
-    lines = explain(hit)
+    lines = explain(hit, Weights(semantic=0.6, bm25=0.3))
     assert [(s.name, s.contribution) for s in lines] == [
         ("bm25", pytest.approx(0.3)), ("semantic", pytest.approx(0.15)),
         ("status_factor", None)]

@@ -44,8 +44,13 @@ def test_json_output_is_one_document_in_the_contract_shape(seeded: FakeEmbedder,
     assert [h["id"] for h in doc["hits"]][:1] == ["c-fri"]
     kinds = {h["kind"] for h in doc["hits"]}
     assert kinds == {"card", "message"}
+    contract = {"id", "kind", "path", "status", "score", "text", "signals"}
+    # issue 12's additions (README "Search"): how often a text was said, when, by whom
+    extras = {"count", "ts", "role", "first_said", "last_said", "collapsed", "neighbour"}
     for hit in doc["hits"]:
-        assert set(hit) == {"id", "kind", "path", "status", "score", "text", "signals"}
+        assert contract <= set(hit) <= contract | extras
+        assert hit["count"] >= 1
+        assert ("ts" in hit) == (hit["kind"] == "message")
         assert hit["status"] == "active" and isinstance(hit["signals"]["semantic"], float)
     message = [h for h in doc["hits"] if h["kind"] == "message"][0]
     assert message["id"] == "s-20261105-01:0"

@@ -14,7 +14,10 @@ from collections.abc import Iterator, Sequence
 
 from memfs.agent.llm.base import Completion, Message, Tool, Usage
 
-PREFIX = "(offline) No language model is configured, so this is not a real reply."
+from memfs.history import OFFLINE_PLACEHOLDER
+
+PREFIX = OFFLINE_PLACEHOLDER
+"""Shared with the index, which never indexes these replies as memory."""
 MAX_ITEMS = 5
 MAX_ITEM_CHARS = 120
 

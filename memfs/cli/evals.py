@@ -26,7 +26,7 @@ HOME_HELP = "Run in this folder and keep it (default: a temporary home, removed 
 
 @cli.group("eval")
 def eval_group() -> None:
-    """Run a built-in evaluation (planted, decision, isolation, pins, longmemeval)."""
+    """Run a built-in evaluation (planted, decision, isolation, pins, constraints, longmemeval)."""
 
 
 def eval_embedder(state: State) -> Embedder | None:
@@ -129,6 +129,25 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
         raise BadInputError(f"--stride: must be at least 2, got {stride}")
     finish(run_pins(n_messages, stride=stride, home=home, embedder=eval_embedder(state),
                     config=state.config), as_json)
+
+
+@eval_group.command("constraints")
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True,
+              help="test: the blind probe set; dev: the set the constraint search was tuned on.")
+@click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
+              help="Messages of small talk around the constraints (even).")
+@click.option("--together", default=5, show_default=True, type=click.IntRange(min=1),
+              help="Constraints per pair (5: one per domain; 25: all in one pair).")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def constraints(state: State, split: str, n_messages: int, together: int, home: Path | None,
+                as_json: bool) -> None:
+    """Constraints: a suggestion request brings the constraint that rules it out into context."""
+    from memfs.agent.evals.constraints import run_constraints
+
+    finish(run_constraints(split, n_messages, together=together, home=home,
+                           embedder=eval_embedder(state)), as_json)
 
 
 @eval_group.command("longmemeval")

@@ -42,7 +42,17 @@ def search_cmd(state: State, query: str, k: int, as_json: bool, explain: bool,
         console.print(f"[bold]{number}. {escape(hit.id)}[/bold] [dim]{hit.kind} · "
                       f"{escape(where)} · score {hit.score:.3f}[/dim]{mark}")
         console.print(f"   {escape(short(hit.text, 300))}")
+        if hit.count > 1:
+            console.print(f"   [dim]said {hit.count} times, first {hit.first_said}, last "
+                          f"{hit.last_said}[/dim]")
+        if hit.neighbour is not None:
+            console.print(f"   [dim]↳ {escape(hit.neighbour['role'])} "
+                          f"{escape(hit.neighbour['id'])}: "
+                          f"{escape(short(hit.neighbour['text'], 200))}[/dim]")
         if explain:
+            if hit.collapsed:
+                console.print(f"   [dim]collapsed into this hit: "
+                              f"{escape(', '.join(hit.collapsed))}[/dim]")
             table = Table(box=None, show_header=False, padding=(0, 1, 0, 3))
             for name, value in hit.signals.items():
                 table.add_row(name, f"{value:.3f}")

@@ -1,0 +1,224 @@
+"""Eval: a suggestion request brings the constraint that rules it out into the context.
+
+The failure this measures (issue 12): weeks of ordinary chat, a user who said once, without
+the obvious word, that they cannot have something ("three years without a single drink"),
+then a request for a suggestion that the constraint rules out ("which cocktail?"). Memory
+exists to put that sentence in front of the model.
+
+The pair: ``n_messages`` of small talk over 20 sessions (the planted eval's bank), with
+lines the user types again and again (the issue's distractor: one repeated sentence once
+filled every slot), and each probe's constraint said once, at spread-out places. Each
+request is then asked in a new session, as "memory only" (the window is empty, so the
+constraint can only come from retrieval): a probe passes when the constraint's message is
+among the context's retrieved hits. The plain search's rank of it is reported as well,
+to show what the constraint search adds.
+
+Probe sets: ``data/constraint_probes.jsonl`` (the blind test set, written and committed
+before the code it measures) and ``data/constraint_dev.jsonl`` (what that code was tuned on).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memfs.agent.evals.planted_data import _bank, _SmallTalk
+from memfs.agent.evals.report import Timings, eval_home, load_embedder, machine, verdict
+from rich.table import Table
+
+from memfs.errors import BadInputError
+
+if TYPE_CHECKING:
+    from memfs.embed import Embedder
+    from memfs.store import MemoryPair
+
+FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl"}
+START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
+THRESHOLD = 0.6
+"""The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
+REPEATED = ("lol I'm so hungry, what's for dinner", "ugh I need a drink after today",
+            "so bored, what should I do this weekend", "haha I really need a holiday",
+            "I still haven't bought anything for anyone lol")
+"""Small talk the user types over and over, near the requests' topics on purpose."""
+REPLIES = ("Thanks for telling me.", "Good to know!", "I'll keep that in mind.",
+           "Got it, noted.", "That's useful to know.")
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    domain: str
+    constraint: str
+    request: str
+
+
+@dataclass
+class ProbeRow:
+    probe: Probe
+    message_id: str
+    in_context: bool
+    search_rank: int | None
+    """1-based rank of the constraint in a plain search for the request (top 50), or None."""
+    domains: tuple[str, ...]
+    need_retrieval: bool
+
+
+@dataclass
+class ConstraintReport:
+    split: str
+    n_messages: int
+    together: int = 5
+    rows: list[ProbeRow] = field(default_factory=list)
+    timings: Timings = field(default_factory=Timings)
+    threshold: float = THRESHOLD
+
+    @property
+    def rate(self) -> float:
+        return sum(r.in_context for r in self.rows) / len(self.rows) if self.rows else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.rate >= self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        per_domain: dict[str, list[int]] = {}
+        for r in self.rows:
+            per_domain.setdefault(r.probe.domain, [0, 0])[0] += r.in_context
+            per_domain[r.probe.domain][1] += 1
+        return {"eval": "constraints", "split": self.split, "messages": self.n_messages,
+                "together": self.together,
+                "passed": self.passed, "rate": round(self.rate, 3), "threshold": self.threshold,
+                "in_context": sum(r.in_context for r in self.rows), "probes": len(self.rows),
+                "plain_search_top6": sum(1 for r in self.rows
+                                         if r.search_rank is not None and r.search_rank <= 6),
+                "per_domain": {d: f"{a}/{b}" for d, (a, b) in per_domain.items()},
+                "rows": [{"id": r.probe.id, "domain": r.probe.domain,
+                          "in_context": r.in_context, "search_rank": r.search_rank,
+                          "domains": list(r.domains), "need_retrieval": r.need_retrieval}
+                         for r in self.rows],
+                "timings": self.timings.to_dict(), "machine": machine()}
+
+    def table(self) -> Table:
+        table = Table(title=f"constraint probes ({self.split}, {self.n_messages} messages, "
+                            f"{self.together} constraints per pair): "
+                            f"{sum(r.in_context for r in self.rows)}/{len(self.rows)} in context "
+                            f"— {verdict(self.passed)}")
+        for name in ("probe", "domain", "in context", "plain search rank", "plan domains"):
+            table.add_column(name)
+        for r in self.rows:
+            table.add_row(r.probe.id, r.probe.domain, "yes" if r.in_context else "[red]no[/]",
+                          str(r.search_rank or "-"), ", ".join(r.domains) or "-")
+        table.caption = self.timings.line()
+        return table
+
+
+def load_probes(split: str) -> list[Probe]:
+    if split not in FILES:
+        raise BadInputError(f"split: must be one of {', '.join(FILES)} (got {split!r})")
+    text = resources.files("memfs.agent.evals").joinpath(FILES[split]).read_text("utf-8")
+    return [Probe(d["id"], d["domain"], d["constraint"], d["request"])
+            for d in map(json.loads, text.splitlines()) if d]
+
+
+def build_history(probes: list[Probe], n_messages: int, seed: int = 5,
+                  sessions: int = 20) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(session id, messages) of small talk with repeated lines and each constraint once."""
+    if n_messages < 4 * len(probes) or n_messages % 2:
+        raise BadInputError(f"messages: need an even number >= {4 * len(probes)}")
+    rng = random.Random(seed)
+    talk = _SmallTalk(rng, _bank())
+    pairs_per = n_messages // 2 // sessions or 1
+    exchanges = [p for _ in range(sessions) for p in talk.session(pairs_per)]
+    for i in range(0, len(exchanges), 7):  # the lines typed again and again
+        exchanges[i] = (rng.choice(REPEATED), rng.choice(REPLIES))
+    step = len(exchanges) // (len(probes) + 1)
+    for n, probe in enumerate(probes):
+        exchanges[step * (n + 1) - rng.randrange(step // 2 + 1)] = (
+            probe.constraint, REPLIES[n % len(REPLIES)])
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    for s in range(sessions):
+        when = START + dt.timedelta(days=2 * s, hours=rng.randint(0, 9))
+        sid = f"s-{when:%Y%m%d}-01"
+        msgs = []
+        for user, reply in exchanges[s * pairs_per:(s + 1) * pairs_per]:
+            for role, content in (("user", user), ("assistant", reply)):
+                msgs.append({"role": role, "content": content, "ts": when})
+                when += dt.timedelta(minutes=2)
+        out.append((sid, msgs))
+    return out
+
+
+def groups_of(probes: list[Probe], size: int) -> list[list[Probe]]:
+    """Pairs of ``size`` probes: the n-th probe of each domain together, so one pair holds
+    one constraint per domain (a user with a few constraints, as in the issue); ``size``
+    >= the number of probes puts them all in one pair (a harder test: a food request then
+    competes with every other food constraint for the same few slots)."""
+    if size >= len(probes):
+        return [probes]
+    by_domain: dict[str, list[Probe]] = {}
+    for p in probes:
+        by_domain.setdefault(p.domain, []).append(p)
+    rounds = [[ps[i] for ps in by_domain.values() if i < len(ps)]
+              for i in range(max(map(len, by_domain.values())))]
+    return [r[i:i + size] for r in rounds for i in range(0, len(r), size)]
+
+
+def run_constraints(split: str = "test", n_messages: int = 1600, *, together: int = 5,
+                    home: Path | None = None, embedder: Embedder | None = None) -> ConstraintReport:
+    """Build the pairs, ask every request, report which constraints reached the context."""
+    from memfs.agent.services import wired_store
+
+    probes = load_probes(split)
+    report = ConstraintReport(split, n_messages, together=together)
+    embedder = load_embedder(embedder, report.timings)
+    with eval_home(home) as folder:
+        store = wired_store(folder, embedder=embedder)
+        first: MemoryPair | None = None
+        for n, group in enumerate(groups_of(probes, together)):
+            pair = store.pair("eval", f"group-{n + 1}")
+            with report.timings.phase("history"):
+                said = write_history(pair, group, n_messages)
+            with report.timings.phase("index"):
+                if first is not None:  # the same small talk: reuse its vectors
+                    shutil.copytree(vector_folder(first), vector_folder(pair),
+                                    dirs_exist_ok=True)
+                pair.search("warm up", k=1)
+            first = first or pair
+            with report.timings.phase("probes"):
+                report.rows += [_probe_row(pair, p, said[p.id]) for p in group]
+    return report
+
+
+def vector_folder(pair: MemoryPair) -> Path:
+    from memfs.pair_index import index_folder
+
+    return index_folder(pair.root, pair.store.embedder.name) / "vectors"
+
+
+def write_history(pair: MemoryPair, probes: list[Probe], n_messages: int) -> dict[str, str]:
+    """Append the scenario to ``pair``'s history; the message id of each constraint."""
+    from memfs import history
+
+    said: dict[str, str] = {}
+    for sid, msgs in build_history(probes, n_messages):
+        for turn, m in enumerate(msgs):
+            history.append(pair.root, sid, m["role"], m["content"], m["ts"])
+            said.update({p.id: f"{sid}:{turn}" for p in probes if m["content"] == p.constraint})
+    return said
+
+
+def _probe_row(pair: MemoryPair, probe: Probe, message_id: str) -> ProbeRow:
+    from memfs.context import build_context
+
+    now = START + dt.timedelta(days=60)
+    ctx = build_context(pair, probe.request, now=now, window=[])
+    plain = [h.id for h in pair.search(probe.request, k=50, now=now)]
+    rank = plain.index(message_id) + 1 if message_id in plain else None
+    return ProbeRow(probe, message_id, message_id in {h.id for h in ctx.hits}, rank,
+                    tuple(getattr(ctx.plan, "constraint_domains", ())), ctx.plan.need_retrieval)

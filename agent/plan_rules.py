@@ -1,0 +1,256 @@
+"""The retrieval decision without a model: deterministic rules (``plan_offline``).
+
+Look for memory cues in the message; if there are some, skip retrieval anyway when the
+window, summary or pins already hold what the answer needs. Weaker than a model but honest:
+used by the offline mode, the demo and the tests; measured by ``memfs eval decision``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Sequence
+
+from memfs.agent.plan_words import (
+    ABOUT_STATE,
+    ADVICE,
+    CONSTRAINT,
+    DOMAINS,
+    FILLER,
+    FIRST_PERSON,
+    FIRST_PERSON_ANY,
+    HOW_TO,
+    KIN,
+    MEMORY_CUE,
+    META,
+    NOT_NAMES,
+    PAST_REF,
+    PREF_DOMAIN,
+    QUESTION_START,
+    QUOTED,
+    RECUR_CUE,
+    REGEX_DOMAINS,
+    SCOPE_PAST,
+    SCOPE_PAST_STRONG,
+    SCOPE_RECENT,
+    SMALL_TALK,
+    STOP,
+    SUGGEST,
+    THIRD_PERSON,
+    TYPE_WORDS,
+    WORD,
+)
+
+from memfs.cards import CARD_TYPES
+from memfs.retrieval_plan import RetrievalPlan
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?;:])\s+|\n+", text) if s.strip()]
+
+
+def extract_entities(text: str, known: Sequence[str] = ()) -> list[str]:
+    """Capitalised names in ``text``: people, pets, places. A capitalised word opening a
+    sentence counts unless it is a function word or interjection ("So", "What", "Ugh")."""
+    names: list[str] = []
+    for sentence in _sentences(text):
+        for word in WORD.findall(sentence):
+            word = re.sub(r"['’]s?$", "", word)
+            if not word[:1].isupper() or word.isupper() and len(word) > 1:
+                continue
+            if word.lower() in NOT_NAMES and word not in known:
+                continue
+            if word not in names:
+                names.append(word)
+    return names
+
+
+def _stem(word: str) -> str:
+    w = re.sub(r"['’]s$", "", word.lower())
+    for suffix in ("ment", "ing", "ies", "ied", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(w) for w in WORD.findall(text)}
+
+
+def _content(text: str, entities: Sequence[str]) -> set[str]:
+    ents = {_stem(e) for e in entities}
+    words = (w for w in WORD.findall(text) if re.sub(r"['’]s?$", "", w.lower()) not in STOP)
+    return {s for s in map(_stem, words) if s not in ents and len(s) > 1}
+
+
+def _is_question(text: str) -> bool:
+    first = WORD.search(text)
+    return "?" in text or bool(first and QUESTION_START.fullmatch(first.group(0)))
+
+
+Classify = Callable[[str], Sequence[str]]
+"""Which suggestion domains a request touches, by meaning (``memfs.constraints``)."""
+
+
+def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``text`` asks for a suggestion where preferences matter, and its domains.
+
+    With ``classify`` (the embedding model) a request phrased as general advice counts too
+    ("which cocktail should I order?"); without it, only the suggestion words and the
+    domain word lists do, as before."""
+    old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
+    if classify is not None and (SUGGEST.search(text) or ADVICE.search(text)):
+        domains = tuple(classify(text))
+        if domains or old_rule:
+            return True, domains
+    if not old_rule:
+        return False, ()
+    found = [d for name, rx in DOMAINS.items() if rx.search(text)
+             for d in REGEX_DOMAINS.get(name, ())]
+    return True, tuple(dict.fromkeys(found))
+
+
+def _find_cues(text: str, entities: Sequence[str],
+               suggests: bool = False) -> list[tuple[str, float]]:
+    """Signals that the answer lives in long-term memory, each with a weight in (0, 1)."""
+    cues: list[tuple[str, float]] = []
+    about_user = bool(FIRST_PERSON_ANY.search(text) or KIN.search(text))
+    question = _is_question(text)
+    if m := MEMORY_CUE.search(text):
+        cues.append((f"memory cue {m.group(0).lower()!r}", 0.9))
+    if (m := RECUR_CUE.search(text)) and (about_user or entities):
+        cues.append((f"recurrence {m.group(0).lower()!r}", 0.6))
+    if PAST_REF.search(text) and about_user:
+        cues.append(("refers to the user's past", 0.6))
+    if suggests:
+        cues.append((_SUGGESTION, 0.7))
+    if question and FIRST_PERSON.search(text) and not HOW_TO.match(text):
+        cues.append(("question about the user's own life", 0.6))
+    if entities and (about_user or question and (SCOPE_RECENT.search(text)
+                                                 or ABOUT_STATE.search(text))):
+        cues.append((f"{_MENTIONS} {', '.join(entities)}", 0.6))
+    return cues
+
+
+_SUGGESTION = "suggestion where preferences matter"
+_MENTIONS = "mentions"
+
+
+def _units(window: Sequence[str], summary: str, pins: str) -> list[tuple[str, str]]:
+    """What is already in context, cut into units a single answer could come from:
+    each window message (newest first), each summary sentence, each pin line."""
+    units = [("window", m) for m in reversed(window)]
+    units += [("summary", s) for s in re.split(r"(?<=[.!?])\s+|\n+", summary) if s.strip()]
+    units += [("pins", line) for line in pins.splitlines() if line.strip()]
+    return units
+
+
+def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequence[str]) -> bool:
+    stems = _stems(unit)
+    if not all(_stem(e) in stems for e in entities):
+        return False
+    if _SUGGESTION in cues:
+        return bool(CONSTRAINT.search(unit))
+    if entities and all(c.startswith(_MENTIONS) for c in cues):
+        return True
+    hit = len(content & stems)
+    if not content:
+        return bool(entities)
+    if entities:
+        return hit / len(content) >= 0.5
+    return hit >= min(2, len(content)) and hit / len(content) >= 0.6
+
+
+def _suggestion_covered(text: str, units: list[tuple[str, str]]) -> str | None:
+    """Where constraints for *every* domain the request touches already sit, or None."""
+    needed = [rx for rx in DOMAINS.values() if rx.search(text)]
+    found = None
+    for domain in needed:
+        where = next((w for w, u in units if CONSTRAINT.search(u) and domain.search(u)), None)
+        if where is None:
+            return None
+        found = found or where
+    return found
+
+
+def _answered_in(
+    text: str, entities: Sequence[str], cues: Sequence[str],
+    window: Sequence[str], summary: str, pins: str,
+) -> str | None:
+    """Where the likely answer already sits in context, or None when it does not."""
+    content = _content(text, entities)
+    units = _units(window, summary, pins)
+    named = [e for e in entities if e.lower() != "user"]
+    if _SUGGESTION in cues and not named and any(rx.search(text) for rx in DOMAINS.values()):
+        return _suggestion_covered(text, units)
+    for where, unit in units:
+        if _covers(unit, entities, content, cues):
+            return where
+    return None
+
+
+def _time_scope(text: str) -> str:
+    if SCOPE_PAST_STRONG.search(text):
+        return "past"
+    if SCOPE_RECENT.search(text):
+        return "most_recent"
+    return "past" if SCOPE_PAST.search(text) else "any"
+
+
+def _memory_types(text: str, entities: Sequence[str], cues: Sequence[str]) -> tuple[str, ...]:
+    found = {t for t, rx in TYPE_WORDS.items() if rx.search(text)}
+    if entities:
+        found.add("relationship")
+    if _SUGGESTION in cues:
+        found |= {"preference", "fact"}
+    return tuple(t for t in CARD_TYPES if t in found) or ("fact", "event")
+
+
+def search_query(text: str) -> str:
+    """The message as a search query: greetings, "do you remember", "can you" and
+    punctuation dropped; first person turned into "the user", as cards are written."""
+    query = FILLER.sub("", text.strip())
+    query = META.sub(" ", query)
+    for rx, repl in THIRD_PERSON:
+        query = rx.sub(repl, query)
+    query = re.sub(r"[^\w\s'’-]", " ", query)
+    query = re.sub(r"\s+", " ", query).strip(" -'")
+    return query or text.strip()
+
+
+def plan_offline(
+    message: str, window: Sequence[str], summary: str = "", pins: str = "",
+    *, memory_names: Collection[str] = (), classify: Classify | None = None,
+) -> RetrievalPlan:
+    """Deterministic rules: look for memory cues in ``message``; if there are some, skip
+    anyway when the window, summary or pins already hold what the answer needs.
+    ``window`` is the recent message texts, oldest first. A question naming something
+    long-term memory knows (``memory_names``: "Harbor" is a card's entity) is a cue too:
+    that is how "When is the Harbor deadline?" differs from "Who was Napoleon?".
+    ``classify``: see ``suggestion``; the plan names the domains it found."""
+    text = QUOTED.sub(" ", message).strip()
+    known = extract_entities("\n".join([*window, summary, pins]))
+    entities = extract_entities(text, known)
+    suggests, domains = suggestion(text, classify)
+    cues = _find_cues(text, entities, suggests)
+    remembered = [e for e in entities if e.lower() in memory_names]
+    if remembered and _is_question(text):
+        cues.append((f"{_MENTIONS} {', '.join(remembered)}, known to memory", 0.7))
+    if not cues:
+        small = bool(SMALL_TALK.match(FILLER.sub("", text) or text))
+        return RetrievalPlan(False, confidence=0.9 if small else 0.7,
+                             reason="small talk" if small else "no memory cue")
+    names = [c for c, _ in cues]
+    where = _answered_in(text, entities, names, window, summary, pins)
+    if where is not None:
+        return RetrievalPlan(False, entities=("user", *entities), time_scope=_time_scope(text),
+                             confidence=0.7, reason=f"answered in {where}")
+    miss = 1.0
+    for _, weight in cues:
+        miss *= 1 - weight
+    return RetrievalPlan(
+        True, _memory_types(text, entities, names), ("user", *entities), _time_scope(text),
+        search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names),
+        constraint_domains=tuple(domains))

@@ -1,0 +1,141 @@
+"""The offline planner's word lists: general English patterns for memory cues, time
+scope, memory types, suggestion domains and what a search query leaves out.
+
+Not phrases copied from the eval probes (``agent/evals/data/decision_probes.jsonl``): the
+rules that use them are ``memfs.agent.plan_rules``.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.IGNORECASE)
+
+
+MEMORY_CUE = rx(
+    r"remember", r"recall", r"remind me", r"forgot what", r"last time",
+    r"(?:did|have) i (?:ever )?(?:tell|told|mention(?:ed)?|say|said)",
+    r"i (?:told|mentioned to) you", r"i said", r"what did i say",
+    r"you (?:recommended|suggested|said|mentioned)", r"you (?:told|promised) me",
+    r"(?:did|have) we", r"we (?:decided|planned|agreed|talked|said|made)",
+)
+RECUR_CUE = rx(r"(?<!say that )(?<!try )(?<!come )again", r"still", r"anymore",
+                 r"like (?:it|he|she|they|i|we) did", r"as usual")
+PAST_REF = rx(r"used to", r"back when", r"back then", r"as a kid", r"when i was",
+                r"last (?:week|month|year|summer|spring|fall|autumn|winter|night)", r"ago")
+SUGGEST = rx(r"suggest\w*", r"recommend\w*", r"ideas?",
+               r"what should (?:i|we) (?:make|cook|eat|get|buy|bake|order|wear)")
+ADVICE = re.compile(
+    r"\b(?:what|which|where)\b(?:\s+[\w'-]+){0,3}?\s+(?:should|could|shall|can|would)\s+(?:i|we)\b"
+    r"|\b(?:can|could|would|will) you (?:put together|come up with|plan|pick|choose|think of)\b"
+    r"|\bany (?:good )?(?:ideas|suggestions|recommendations|tips)\b", re.IGNORECASE)
+"""Asking for advice in general form ("which X should I …", "could you put together …");
+a suggestion only when the request also touches a domain (by meaning: see
+``memfs.constraints.classify_request``; by words when no model is loaded)."""
+REGEX_DOMAINS = {"food": ("food",), "gifts": ("gift",), "outings": ("activity", "place")}
+"""The suggestion domains of ``DOMAINS`` word lists, when no embedder can classify."""
+PREF_DOMAIN = rx(
+    r"snacks?", r"food", r"dinner", r"lunch", r"breakfast", r"brunch", r"meals?", r"cook\w*",
+    r"eat", r"recipes?", r"restaurants?", r"bake", r"dessert", r"drinks?", r"gifts?", r"presents?",
+    r"birthday", r"anniversary", r"trip", r"date night", r"weekend", r"make", r"get",
+)
+CONSTRAINT = rx(r"allerg\w*", r"vegetarian", r"vegan", r"gluten", r"lactose", r"intoleran\w*",
+                  r"(?:does|do|can)n[o']?t eat", r"hates?", r"loves?", r"favou?rite", r"prefers?")
+KIN_WORDS = (r"sister", r"brother", r"mom", r"mum", r"dad", r"mother", r"father",
+              r"grand(?:ma|pa|mother|father|mum|dad)", r"aunt", r"uncle", r"cousin")
+KIN = rx(*KIN_WORDS)
+"""A relative named without "my" ("Grandpa is in hospital") is still the user's relative."""
+HOW_TO = re.compile(r"\s*(?:how (?:do|can|should|would) (?:i|you|we)|what(?:'s| is) the best way)"
+                     r"\b(?!.*\b(?:my|our)\b)", re.IGNORECASE)
+"""How-to questions ("how do I boil an egg?") are general even though they say "I"."""
+FIRST_PERSON = rx(r"i", r"i'm", r"i've", r"i'd", r"i'll", r"my", r"mine", r"we", r"our", r"we're")
+FIRST_PERSON_ANY = rx(r"i", r"i'm", r"i've", r"i'd", r"i'll", r"my", r"mine", r"me", r"we",
+                        r"our")
+QUESTION_START = rx(r"what", r"what's", r"when", r"where", r"who", r"which", r"why", r"how",
+                      r"how's", r"is", r"are", r"was", r"were", r"did", r"do", r"does", r"have",
+                      r"has", r"should", r"can", r"could", r"would", r"will", r"any")
+SMALL_TALK = re.compile(
+    r"^(?:h+i+|hey+|hello+|yo|hiya|good (?:morning|afternoon|evening|night)|gm|morning|"
+    r"(?:ok(?:ay)?[ ,]*)?(?:good ?night|bye|see you|talk (?:to you )?(?:later|tomorrow|soon))|"
+    r"thanks?(?: you)?|thx|ty|lol|haha\w*|lmao|how are you(?: doing)?(?: today)?|what'?s up|sup)\b",
+    re.IGNORECASE)
+SCOPE_PAST_STRONG = rx(r"used to", r"back when", r"back then", r"as a kid", r"when i was")
+SCOPE_RECENT = rx(r"now", r"currently", r"current", r"still", r"latest", r"these days", r"lately",
+                    r"anymore", r"moved", r"new", r"at the moment", r"recently", r"this week")
+SCOPE_PAST = rx(r"before", r"last (?:week|month|year|summer|spring|fall|autumn|winter|time)",
+                  r"ago", r"in the past", r"like (?:it|he|she|they|i|we) did")
+TYPE_WORDS: dict[str, re.Pattern[str]] = {
+    "fact": rx(r"name", r"job", r"work\w*", r"live[sd]?", r"allerg\w*", r"birthday", r"how long",
+                r"where", r"age", r"pets?", r"diet"),
+    "preference": rx(r"favou?rite", r"likes", r"liked", r"loves?", r"hates?", r"prefers?",
+                      r"recommend\w*",
+                      r"suggest\w*", r"ideas?", r"snacks?", r"food", r"restaurants?", r"gifts?",
+                      r"cook\w*", r"dinner", r"band", r"music", r"books?", r"diet"),
+    "plan": rx(r"plans?", r"planned", r"planning", r"trip", r"meeting", r"appointment",
+                r"still on", r"tomorrow", r"next week", r"weekend", r"decided?", r"schedule\w*",
+                r"moving", r"move"),
+    "event": rx(r"remember", r"story", r"happened", r"went", r"go", r"interview", r"party",
+                 r"last time", r"surgery", r"vet", r"told you", r"did", r"argument", r"fight"),
+    "relationship": rx(*KIN_WORDS, r"friend", r"boyfriend", r"girlfriend", r"partner",
+                        r"wife", r"husband", r"boss", r"manager", r"cowork\w*", r"colleague",
+                        r"argu\w*", r"fight", r"dat(?:e|ing)", r"texted", r"family", r"niece",
+                        r"nephew", r"landlord", r"roommate", r"ex"),
+    "boundary": rx(r"don't call me", r"never call me", r"boundar\w*", r"uncomfortable",
+                    r"don't (?:bring up|mention|talk about)"),
+}
+FILLER = re.compile(
+    r"^(?:(?:hey|hi|hello|ok(?:ay)?|so|wait|ugh|um+|hmm+|oh|well|btw|honestly|anyway|also|"
+    r"quick question)\b[\s,.!]*)+", re.IGNORECASE)
+META = rx(r"do you (?:still )?(?:remember|recall|know)", r"remember", r"recall", r"remind me",
+            r"can you", r"could you", r"would you", r"please", r"lol", r"again", r"tbh",
+            r"(?:did|have) i (?:ever )?(?:tell|told|mention(?:ed)?) you(?: about)?")
+NOT_NAMES = wordset("""
+a an the and but or so if then than that this these those there here it its it's is are was were
+be been am do does did have has had can could would should will shall may might must i i'm i've
+i'd i'll me my mine we our you your you're he she they them his her their what what's when where
+who which why how how's whats any anyway also just only maybe yes yeah yep no nope not ok okay
+oh ah ugh um hmm hey hi hello hiya yo well wait so btw lol haha omg wow please thanks thank sorry
+good great nice cool sure right honestly actually really finally remember remind tell write
+explain help give make let can't don't didn't isn't wasn't won't should've today tonight tomorrow
+yesterday morning evening night monday tuesday wednesday thursday friday saturday sunday january
+february march april may june july august september october november december spring summer fall
+autumn winter after before since until while because also every some all both each back
+only even still now then maybe anyway apparently guess plus speaking quick random side funny
+weird love miss feeling just let's lets in on at for with about from to of by as like
+""")
+STOP = NOT_NAMES | wordset("""
+to of in on at for with about from into over by as up out off again still now new then ever
+think know say said says tell told go going went get got getting want wanted like feel seem
+seems enough thing things stuff something anything really very much many lot more most one
+time way day days just even back kind sort bit little quite pretty u ur im ive dont
+remember recall recommend recommended suggest suggested idea ideas name names believe wonder
+imagine hope doing going usually too
+""")
+QUOTED = re.compile(r"(?<!\w)'[^'\n]+'(?!\w)|\"[^\"\n]+\"|“[^”\n]+”")
+"""Quoted text is material to work on ("make 'we gotta fix this' formal"), not about the user."""
+WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+")
+
+ABOUT_STATE = rx(r"doing", r"feeling", r"going", r"up to", r"holding up")
+
+DOMAINS = {
+    "food": rx(r"snacks?", r"food", r"dinner", r"lunch", r"breakfast", r"brunch", r"meals?",
+                r"cook\w*", r"eat\w*", r"recipes?", r"restaurants?", r"bak\w+", r"desserts?",
+                r"drinks?", r"allerg\w*", r"vegan", r"vegetarian", r"gluten", r"lactose",
+                r"intoleran\w*", r"peanuts?", r"nuts?", r"dairy", r"spicy", r"sweets?"),
+    "gifts": rx(r"gifts?", r"presents?", r"birthday", r"anniversary"),
+    "outings": rx(r"trips?", r"weekend", r"date night", r"walks?", r"holidays?", r"travel\w*",
+                   r"hikes?", r"outings?"),
+    "media": rx(r"films?", r"movies?", r"music", r"songs?", r"bands?", r"books?", r"shows?",
+                 r"series", r"playlists?", r"podcasts?", r"games?"),
+}
+"""A constraint answers a suggestion only in its own domain: "hates horror films" says
+nothing about which snack is safe for movie night."""
+
+THIRD_PERSON = [(rx(r"i'm", r"i am"), "the user is"), (rx(r"i've"), "the user has"),
+                 (rx(r"my"), "the user's"), (rx(r"i", r"me"), "the user")]

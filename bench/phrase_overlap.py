@@ -1,0 +1,59 @@
+"""Does a probe set's phrasing occur anywhere else? Every 4-word window of the chosen fields,
+searched (case- and punctuation-insensitive) in this checkout, ``../shared`` and LongMemEval.
+
+    python bench/phrase_overlap.py agent/evals/data/constraint_probes.jsonl constraint,request
+
+A blind set must not share its phrasing with the code or data it is measured against; the
+only windows expected elsewhere are generic ones ("what should I order").
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+def corpus(skip: Path) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for base in (ROOT, SHARED):
+        for path in base.rglob("*"):
+            if {".venv", ".git"} & set(path.parts) or not path.is_file():
+                continue
+            if path.resolve() == skip.resolve() or path.suffix == ".gz":
+                continue
+            try:
+                texts[str(path.relative_to(base.parent))] = path.read_text("utf-8").lower()
+            except (UnicodeDecodeError, OSError):
+                continue
+    lme = SHARED / "data" / "longmemeval_s_60.json.gz"
+    if lme.exists():
+        with gzip.open(lme, "rt", encoding="utf-8") as handle:
+            texts["longmemeval_s_60"] = handle.read().lower()
+    return texts
+
+
+def main() -> None:
+    probe_file, fields = Path(sys.argv[1]), sys.argv[2].split(",")
+    texts = corpus(probe_file)
+    hits = 0
+    for line in probe_file.read_text("utf-8").splitlines():
+        probe = json.loads(line)
+        for name in fields:
+            words = re.findall(r"[a-z']+", probe[name].lower())
+            for i in range(len(words) - 3):
+                pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words[i:i + 4])) + r"\b")
+                found = [k for k, text in texts.items() if pattern.search(text)]
+                if found:
+                    hits += 1
+                    print(probe["id"], name, " ".join(words[i:i + 4]), "->", ", ".join(found[:3]))
+    print(f"4-word windows found elsewhere: {hits}")
+
+
+if __name__ == "__main__":
+    main()

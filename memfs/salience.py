@@ -1,0 +1,126 @@
+"""How much a past message matters, decided once, when it is indexed: no model call.
+
+The companion-memory article's lesson: tag messages at write time (personal fact,
+emotional intensity, constraint), and let that weigh in at retrieval. A user's statement
+about their health, diet, safety, a boundary, who they are, their family, home or work
+must outrank small talk ("what a day") and generic assistant filler ("Tell me more!").
+
+A word list fitted to the sentences one has read plateaus fast (the offline extractor did),
+so the score leans on the embedding model the index already runs: each message's vector
+is compared with a few prototype sentences per category (``PERSONAL``) and with prototypes
+of small talk and filler (``CHATTER``); the margin between the two goes through a logistic
+curve together with cheap structural cues (who said it, first person, length, a bare
+question). Calibrated on ``agent/evals/data/salience_dev.jsonl``; the result is a
+number in [0, 1] stored per row, like a card's own ``salience``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from memfs.embed import Embedder
+
+PERSONAL: dict[str, tuple[str, ...]] = {
+    "health": ("I have a chronic illness and take medication every day.",
+               "The doctor told me I need surgery.",
+               "I've been struggling with my mental health."),
+    "diet": ("I can't eat certain foods, they make me ill.",
+             "I don't eat meat or fish.",
+             "I'm on a strict diet for medical reasons."),
+    "safety": ("That situation is dangerous for me and I have to avoid it.",
+               "Please never suggest that, it isn't safe for me."),
+    "boundary": ("Please don't talk to me about that topic.",
+                 "I don't want you to call me that."),
+    "identity": ("I grew up in another country and moved here as a child.",
+                 "My name is Sam and I'm thirty-four.",
+                 "My religion is important to me."),
+    "family": ("My sister is getting married next year.",
+               "My father passed away when I was young.",
+               "My son just started school."),
+    "home": ("I live in a small flat with my partner.",
+             "We are moving house next month."),
+    "work": ("I work as a nurse at the hospital.",
+             "I lost my job last week.",
+             "My boss is making my life difficult."),
+    "feeling": ("I've been feeling really anxious and lonely lately.",
+                "I was devastated when it happened."),
+    "constraint": ("I can't do that because of my condition.",
+                   "That always makes me panic, so I stay away from it."),
+}
+CHATTER: tuple[str, ...] = (
+    "Haha, that's funny.", "Tell me more!", "Oh nice!", "Good morning, how are you?",
+    "That sounds lovely.", "What a day.", "Okay, cool.", "Sounds good to me!",
+    "The weather is nice today.", "I had a sandwich for lunch.", "lol yeah",
+    "What are you up to?", "Interesting, go on.",
+    # everyday first-person chatter: said about one's day, not about one's life
+    "I need to do the washing up later.", "The weekend went by so quickly.",
+    "I watched a couple of episodes of a show last night.", "I'm heading out now, talk later.",
+    "The neighbours are being noisy again.", "I finally cleaned the kitchen.",
+    "I'm reading a good book at the moment.", "I went for a walk earlier.",
+    "I'm so tired today.", "I bought a new mug.",
+)
+
+# Structural cues: general English, not phrases from any data set.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b", re.I)
+_WORD = re.compile(r"\w+")
+
+# Calibration (salience_dev.jsonl, see BENCHMARKS.md): logistic over these features.
+MARGIN_WEIGHT = 9.0
+"""Per unit of (best personal similarity - best chatter similarity)."""
+FIRST_PERSON_WEIGHT = 0.8
+ASSISTANT_WEIGHT = -1.2
+SHORT_WEIGHT = -1.5
+"""At one word; fading to 0 at ``SHORT_WORDS`` words."""
+SHORT_WORDS = 8
+QUESTION_WEIGHT = -0.4
+BIAS = 0.2
+
+_PROTOTYPES: dict[str, tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = {}
+
+
+def prototypes(embedder: Embedder) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """(personal, chatter) prototype vectors for ``embedder`` (embedded once per process)."""
+    cached = _PROTOTYPES.get(embedder.name)
+    if cached is None or cached[0].shape[1] != embedder.dim:
+        personal = [s for group in PERSONAL.values() for s in group]
+        vectors = np.asarray(embedder.embed([*personal, *CHATTER]), dtype=np.float32)
+        cached = _PROTOTYPES[embedder.name] = (vectors[:len(personal)], vectors[len(personal):])
+    return cached
+
+
+def message_salience(texts: Sequence[str], roles: Sequence[str | None],
+                     vectors: npt.NDArray[np.floating], embedder: Embedder) -> npt.NDArray[np.float32]:
+    """Salience in [0, 1] of each message (``vectors`` row-aligned, L2-normalised)."""
+    if not len(texts):
+        return np.zeros(0, dtype=np.float32)
+    personal, chatter = prototypes(embedder)
+    vecs = np.asarray(vectors, dtype=np.float32)
+    margin = (vecs @ personal.T).max(axis=1) - (vecs @ chatter.T).max(axis=1)
+    cues = np.array([_cues(t, r) for t, r in zip(texts, roles)], dtype=np.float32)
+    logit = MARGIN_WEIGHT * margin + cues + BIAS
+    out: npt.NDArray[np.float32] = (1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
+    return out
+
+
+def _cues(text: str, role: str | None) -> float:
+    """The structural part of the logit."""
+    words = len(_WORD.findall(text))
+    value = 0.0
+    if role == "assistant":
+        value += ASSISTANT_WEIGHT
+    elif _FIRST_PERSON.search(text):
+        value += FIRST_PERSON_WEIGHT
+    if words < SHORT_WORDS:
+        value += SHORT_WEIGHT * (SHORT_WORDS - max(words, 1)) / (SHORT_WORDS - 1)
+    if text.rstrip().endswith("?") and words < 2 * SHORT_WORDS:
+        value += QUESTION_WEIGHT
+    return value
+
+
+def logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))

@@ -1,0 +1,112 @@
+"""Issue 12 with the real model: k hits are k distinct pieces of information, filler never
+outranks what the user said about themselves, "last month" means last month, and a
+suggestion request brings the constraint that rules it out (the probe set).
+
+Each scenario is a small synthetic pair from ``tests/data/retrieval_pairs.json``
+(committed before the code it tests).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memfs import history
+from memfs.app import MemoryStore
+from memfs.embed import Embedder
+from memfs.history import OFFLINE_PLACEHOLDER
+from memfs.store import MemoryPair
+
+pytestmark = pytest.mark.model
+
+DATA: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "data" / "retrieval_pairs.json").read_text("utf-8"))
+START = dt.datetime(2026, 10, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def new_pair(home: Path, embedder: Embedder, name: str) -> MemoryPair:
+    return MemoryStore(home, embedder=embedder).pair("alex", name)
+
+
+def say(pair: MemoryPair, lines: list[tuple[str, str]], start: dt.datetime = START,
+        session: str = "s-20261001-01") -> None:
+    for n, (role, text) in enumerate(lines):
+        history.append(pair.root, session, role, text, start + dt.timedelta(minutes=n))
+
+
+def background() -> list[tuple[str, str]]:
+    return [("user", line) for line in DATA["background"]]
+
+
+def test_a_fact_said_once_beats_thirty_repetitions(isolated_env: Path, real_embedder: Embedder,
+                                                   fresh_indexes: None) -> None:
+    scene = DATA["repeated"]
+    pair = new_pair(isolated_env, real_embedder, "repeat")
+    lines = background()
+    for i in range(scene["times"]):
+        lines.insert(i % len(lines), ("user", scene["repeated"][i % len(scene["repeated"])]))
+    lines.insert(len(lines) // 2, ("user", scene["fact"]))
+    say(pair, lines)
+    hits = pair.search(scene["query"], k=5, now=START + dt.timedelta(days=1))
+    texts = [h.text for h in hits]
+    assert scene["fact"] in texts[:3]
+    repeated = [h for h in hits if "hilarious" in h.text.lower()]
+    assert len(repeated) <= 1
+    if repeated:  # the one slot it takes says how often it was said, and when
+        assert repeated[0].count == scene["times"]
+        assert repeated[0].first_said is not None and repeated[0].last_said is not None
+        assert repeated[0].to_json()["count"] == scene["times"]
+
+
+def test_assistant_filler_never_outranks_a_user_fact(isolated_env: Path, real_embedder: Embedder,
+                                                     fresh_indexes: None) -> None:
+    scene = DATA["filler"]
+    pair = new_pair(isolated_env, real_embedder, "filler")
+    lines = background()
+    for fact, _ in scene["facts"]:
+        lines += [("user", fact), ("assistant", scene["assistant"][len(lines) % 8])]
+    lines += [("assistant", line) for line in scene["assistant"]]
+    lines += [("assistant", f"{OFFLINE_PLACEHOLDER} I remember: {f}.") for f, _ in scene["facts"]]
+    say(pair, lines)
+    for fact, question in scene["facts"]:
+        hits = pair.search(question, k=6, now=START + dt.timedelta(days=1))
+        ranks = {h.text: n for n, h in enumerate(hits)}
+        assert fact in ranks, question
+        filler = [ranks[t] for t in scene["assistant"] if t in ranks]
+        assert all(r > ranks[fact] for r in filler), (question, [h.text for h in hits])
+        assert not any(h.text.startswith(OFFLINE_PLACEHOLDER) for h in hits)
+
+
+def test_last_month_prefers_last_months_message(isolated_env: Path, real_embedder: Embedder,
+                                                fresh_indexes: None) -> None:
+    scene = DATA["time"]
+    pair = new_pair(isolated_env, real_embedder, "time")
+    old_ts, old = scene["old"]
+    new_ts, new = scene["recent"]
+    # the year-old one is said again and again, the recent one once: time still decides
+    say(pair, [("user", old)], history.parse_ts(old_ts), "s-20251014-01")
+    say(pair, [("user", new)], history.parse_ts(new_ts), "s-20261016-01")
+    now = history.parse_ts(scene["now"])
+    hits = pair.search(scene["query"], k=2, now=now)
+    assert [h.text for h in hits][0] == new
+    assert hits[0].signals["time_match"] > hits[1].signals["time_match"]
+    # without the time expression the two are close; with it, last month's is well ahead
+    assert hits[0].score - hits[1].score > 0.1
+
+
+def test_constraint_probes_pass_at_the_reported_rate(isolated_env: Path, real_embedder: Embedder,
+                                                     fresh_indexes: None) -> None:
+    from memfs.agent.evals.constraints import run_constraints
+
+    report = run_constraints("test", 200, home=isolated_env / "probes", embedder=real_embedder)
+    assert len(report.rows) == 25
+    assert report.rate >= REPORTED_RATE_200, report.to_dict()["rows"]
+
+
+REPORTED_RATE_200 = 0.72
+"""The blind probe set's first measurement at 200 messages of small talk: 18/25 in the
+context (BENCHMARKS.md, issue 12; at the issue's 1,600 messages it is 10/25)."""
