@@ -20,7 +20,7 @@ from memfs.agent.dream.prototypes import load_prototypes
 
 from memfs.embed import Embedder, Vectors
 
-HELD_OUT = frozenset({"blind7", "misleading"})
+HELD_OUT = frozenset({"blind7", "misleading", "blind8"})
 GRID = {"accept": (0.34, 0.38, 0.42, 0.46), "margin": (0.0, 0.04, 0.08), "plan": (0.2, 0.26, 0.32)}
 
 
