@@ -149,18 +149,25 @@ class OfflineExtractor:
         from memfs.agent.dream.extract_semantic import SemanticExtractor
 
         semantic = SemanticExtractor(self.embedder)(window, cards, summary, now)
-        ops = list(ruled.ops)
-        covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
-                   for t in op.turns}
-        used = {t for op in ops for t in op_targets(op)}
-        for op in semantic.ops:
-            if isinstance(op, (ExpireOp, MergeOp)):
-                continue
-            if isinstance(op, (WriteOp, SupersedeOp)) and any((op.session, t) in covered for t in op.turns):
-                continue
-            if set(op_targets(op)) & used:
-                continue
-            ops.append(op)
-            used |= set(op_targets(op))
-        active = [c for c in cards if c.status == "active"]
-        return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)
+        return combine(ruled, semantic, window, cards, summary, now)
+
+
+def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
+            summary: str, now: dt.datetime) -> Extraction:
+    """The rules' ops, then each embedding op on a message the rules wrote nothing from and
+    on a card no earlier op touched; the summary is rewritten from the result."""
+    ops = list(ruled.ops)
+    covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
+               for t in op.turns}
+    used = {t for op in ops for t in op_targets(op)}
+    for op in semantic.ops:
+        if isinstance(op, (ExpireOp, MergeOp)):
+            continue
+        if isinstance(op, (WriteOp, SupersedeOp)) and any((op.session, t) in covered for t in op.turns):
+            continue
+        if set(op_targets(op)) & used:
+            continue
+        ops.append(op)
+        used |= set(op_targets(op))
+    active = [c for c in cards if c.status == "active"]
+    return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)

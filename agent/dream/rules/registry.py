@@ -60,6 +60,9 @@ FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, r
               rule_health, rule_sickness, rule_known_unwell, rule_injury, rule_family_health, rule_family, rule_ages, rule_role, rule_partner_change,
               rule_preference, rule_indirect_taste, rule_loved_place, rule_favorite, rule_boundary, rule_hobby,
               rule_fear, rule_milestone, rule_habit_change, rule_switch, rule_learning, rule_commute, rule_goal)
+WRITE_RULES = FACT_RULES
+"""The rules whose candidates become cards (``card_slots`` reads existing cards with all of
+``FACT_RULES``, so a gated rule still recognises the slot an old card holds)."""
 QUESTION_SAFE = (rule_boundary,)
 POLITE = re.compile(r"\bI'?d (?:appreciate|prefer|rather|like it if)|\bI would (?:appreciate|prefer|rather)|"
                     r"\bwould you (?:mind|please)", re.IGNORECASE)
@@ -76,7 +79,7 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
     if HYPOTHETICAL.search(s) and not re.search(r"\bremind me\b", s, _Q):
         return [c for rule in QUESTION_SAFE for c in rule(s, ctx)] if POLITE.search(s) else []
     question = s.rstrip().endswith("?")
-    out = _unshadowed([c for rule in (QUESTION_SAFE if question else FACT_RULES) for c in rule(s, ctx)])
+    out = _unshadowed([c for rule in (QUESTION_SAFE if question else WRITE_RULES) for c in rule(s, ctx)])
     ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])
     if not any(c.slot[0] in DATE_OWNERS for c in out):
         out.extend(rule_plan(s, ctx))
