@@ -115,3 +115,24 @@ def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:
 
 def message_sentences(content: str) -> list[str]:
     return sentences(normalise(content))
+
+
+_SOMEONE_ELSE = re.compile(
+    r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|which means)[,!.]*\s+)*"
+    r"(?:(?:he|she|they|he's|she's|they're|hes|shes|theyre|his|her|their)\b"
+    r"|(?:my\s+|the\s+|our\s+)?\w+(?:'s)?\s+(?:says|said|thinks|reckons|told|claims|reckoned|thought)\b"
+    r"|(?!I'm\b|I've\b|I'll\b|I'd\b|It's\b)[A-Z][a-z]+'s\s+(?!(?:a|an|the|my|our)\b)\w+)",
+    re.IGNORECASE)
+_DATE_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|because|since|so)\s+")
+
+
+def someone_else_acts(text: str, hit: DateHit | None = None) -> bool:
+    """Is the subject of the clause that holds the date someone other than the user ("he's
+    doing a marathon in October", "the landlord says he'll look at it next week", "Sam's mum is
+    coming on the 24th")? Grammar, not the wording of any one sentence: a plan or fact is the
+    user's only when they are its subject or in it."""
+    text = normalise(text)
+    if hit is not None:
+        parts = [p for p in _DATE_CLAUSE.split(text) if p]
+        text = next((p for p in parts if hit.phrase.lower() in p.lower()), text)
+    return _SOMEONE_ELSE.search(text) is not None

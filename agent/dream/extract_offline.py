@@ -104,16 +104,17 @@ def _merges(active: Sequence[Card], used: set[str], slots: Slots) -> Iterator[Me
 
 
 def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
-                    now: dt.datetime) -> Extraction:
+                    now: dt.datetime, strict: bool = False) -> Extraction:
     """Decide, by rules, what of ``window`` survives: a new summary and card ops.
 
     ``cards`` are the pair's cards (only ``active`` ones are considered); ``now`` is when the
-    dream runs (plans whose ``expires`` is before its date are expired).
+    dream runs (plans whose ``expires`` is before its date are expired). ``strict`` gates the
+    rules that cost precision (``rules.base.Context.strict``); the shipped extractor uses it.
     """
     today = now.date()
     active = [c for c in cards if c.status == "active"]
     slots = slots_reader(active)
-    cands, closes = walk(window, active, slots)
+    cands, closes = walk(window, active, slots, strict)
     ops: list[Op] = []
     used: set[str] = set()
     pending: list[CloseOp | Candidate] = [*closes, *dedupe(cands)]
@@ -143,7 +144,7 @@ class OfflineExtractor:
 
     def __call__(self, window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
                  now: dt.datetime) -> Extraction:
-        ruled = extract_offline(window, cards, summary, now)
+        ruled = extract_offline(window, cards, summary, now, strict=True)
         if self.embedder is None:
             return ruled
         from memfs.agent.dream.extract_semantic import SemanticExtractor

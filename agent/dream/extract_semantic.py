@@ -32,6 +32,7 @@ from memfs.agent.dream.cardtext import (
     first_person_anywhere,
     leans_on_previous,
     message_sentences,
+    someone_else_acts,
     speaks_of_user,
     write_body,
 )
@@ -168,7 +169,14 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
             _raise_salience(cands, unit.msg)
             continue
         cls = protos.classes[best]
+        if GATES["event_accept"] and cls.type == "event" and score < th.event:
+            continue
+        if GATES["person_named"] and best in ("family", "partner") and not _names_person(unit):
+            continue
         mine = speaks_of_user(unit.sentence)
+        if GATES["clause_subject"] and unit.text != unit.sentence and not speaks_of_user(unit.text) \
+                and best not in PERSONAL:
+            mine = False
         if best in PERSONAL and best != "boundary" and not first_person_anywhere(unit.sentence):
             continue
         if not mine and best not in PERSONAL:
@@ -205,14 +213,31 @@ def _plan(unit: Unit, vec: np.ndarray, scores: Scores, th: Thresholds) -> Cand |
         return None
     if scores["neg_reported"] > scores["plan"] + th.margin:
         return None
+    if GATES["plan_subject"] and someone_else_acts(unit.text, hit):
+        return None
     body = write_body(unit.sentence, find_date(unit.sentence, day), unit.context)
     return Cand("plan", "plan", body, unit.msg, 0.65, vec, entities=_entities(unit), expires=hit.end,
                 valid_from=day, turns={unit.msg.turn})
 
 
+GATES = {"plan_subject": True, "person_named": True, "clause_subject": True, "event_accept": True}
+"""The acceptance gates of issue 13's second round, each measured on the dev splits (see
+BENCHMARKS.md); a dict so ``bench/`` can switch one off to measure what it buys."""
+
 _KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|father|sister|brother|gran|grandma|"
                   r"grandad|grandpa|nan|aunt|uncle|cousin|son|daughter|wife|husband|partner|girlfriend|"
                   r"boyfriend|friend|best friend)\b", re.IGNORECASE)
+
+
+def _names_person(unit: Unit) -> bool:
+    """A relationship card needs someone it is about: a name or a kin word ("We'd been together
+    four years" names no one)."""
+    return bool(_entities(unit)[1:]) or _KIN_WORD.search(unit.text) is not None
+
+
+_KIN_WORD = re.compile(r"\b(?:mum|mom|mother|dad|father|sister|brother|gran|grandma|grandad|grandpa|nan|aunt|"
+                       r"uncle|cousin|son|daughter|wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|friend|"
+                       r"flatmate|housemate|roommate|colleague|boss|niece|nephew)s?\b", re.IGNORECASE)
 
 
 def _names_someone(sentence: str) -> bool:
@@ -230,7 +255,7 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
     single slot."""
     out: list[Cand] = []
     for c in cands:
-        same = next((o for o in out if (o.cls == c.cls or o.msg is c.msg and o.type == c.type) and (
+        same = next((o for o in out if o.body == c.body and o.type == c.type or (o.cls == c.cls or o.msg is c.msg and o.type == c.type) and (
             float(o.vector @ c.vector) >= th.duplicate or o.msg is c.msg and o.type == c.type and o.cls != "plan"
             or (o.cls == "plan" and o.expires == c.expires and float(o.vector @ c.vector) >= th.supersede))), None)
         if same is None:

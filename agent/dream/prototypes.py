@@ -55,6 +55,9 @@ class Thresholds:
     duplicate: float = 0.82
     supersede: float = 0.55
     merge: float = 0.9
+    event: float = 0.0
+    """Events (a milestone, a relative's news) need this much on top of ``accept``: one-off
+    happenings ("first run was this morning") are the commonest extra card."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:

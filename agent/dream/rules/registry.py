@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from memfs.agent.dream.cardtext import someone_else_acts
 from memfs.agent.dream.rules.base import Candidate, Context, SlotValue
 from memfs.agent.dream.rules.facts import (
     rule_birthday,
@@ -63,6 +64,10 @@ FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, r
 WRITE_RULES = FACT_RULES
 """The rules whose candidates become cards (``card_slots`` reads existing cards with all of
 ``FACT_RULES``, so a gated rule still recognises the slot an old card holds)."""
+GATED = frozenset({"rule_health"})
+"""Rules that write nothing in strict mode: measured by leaving each out of the shipped
+extractor on the dev splits (``bench/rule_audit.py``, BENCHMARKS.md), they added extra and
+false cards and no true card the embedding extractor did not already find."""
 QUESTION_SAFE = (rule_boundary,)
 POLITE = re.compile(r"\bI'?d (?:appreciate|prefer|rather|like it if)|\bI would (?:appreciate|prefer|rather)|"
                     r"\bwould you (?:mind|please)", re.IGNORECASE)
@@ -79,10 +84,11 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
     if HYPOTHETICAL.search(s) and not re.search(r"\bremind me\b", s, _Q):
         return [c for rule in QUESTION_SAFE for c in rule(s, ctx)] if POLITE.search(s) else []
     question = s.rstrip().endswith("?")
-    out = _unshadowed([c for rule in (QUESTION_SAFE if question else WRITE_RULES) for c in rule(s, ctx)])
+    rules = [r for r in (QUESTION_SAFE if question else WRITE_RULES) if not (ctx.strict and r.__name__ in GATED)]
+    out = _unshadowed([c for rule in rules for c in rule(s, ctx)])
     ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])
     if not any(c.slot[0] in DATE_OWNERS for c in out):
-        out.extend(rule_plan(s, ctx))
+        out.extend(c for c in rule_plan(s, ctx) if not (ctx.strict and someone_else_acts(s)))
     return out
 
 
