@@ -129,10 +129,10 @@ _DATE_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|because|since|so)\s+")
 def someone_else_acts(text: str, hit: DateHit | None = None) -> bool:
     """Is the subject of the clause that holds the date someone other than the user ("he's
     doing a marathon in October", "the landlord says he'll look at it next week", "Sam's mum is
-    coming on the 24th")? Grammar, not the wording of any one sentence: a plan or fact is the
-    user's only when they are its subject or in it."""
+    coming on the 24th"), and the user is not in it ("they moved my interview to Monday" is the
+    user's)? Grammar, not the wording of any one sentence."""
     text = normalise(text)
     if hit is not None:
         parts = [p for p in _DATE_CLAUSE.split(text) if p]
         text = next((p for p in parts if hit.phrase.lower() in p.lower()), text)
-    return _SOMEONE_ELSE.search(text) is not None
+    return _SOMEONE_ELSE.search(text) is not None and not _FIRST.search(text)

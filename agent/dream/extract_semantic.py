@@ -169,7 +169,7 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
             _raise_salience(cands, unit.msg)
             continue
         cls = protos.classes[best]
-        if GATES["event_accept"] and cls.type == "event" and score < th.event:
+        if GATES["type_accept"] and score < {"event": th.event, "preference": th.preference}.get(cls.type, 0.0):
             continue
         if GATES["person_named"] and best in ("family", "partner") and not _names_person(unit):
             continue
@@ -220,7 +220,7 @@ def _plan(unit: Unit, vec: np.ndarray, scores: Scores, th: Thresholds) -> Cand |
                 valid_from=day, turns={unit.msg.turn})
 
 
-GATES = {"plan_subject": True, "person_named": True, "clause_subject": True, "event_accept": True}
+GATES = {"plan_subject": True, "person_named": True, "clause_subject": True, "type_accept": True}
 """The acceptance gates of issue 13's second round, each measured on the dev splits (see
 BENCHMARKS.md); a dict so ``bench/`` can switch one off to measure what it buys."""
 
@@ -298,7 +298,7 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner")
+        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)

@@ -56,8 +56,11 @@ class Thresholds:
     supersede: float = 0.55
     merge: float = 0.9
     event: float = 0.0
-    """Events (a milestone, a relative's news) need this much on top of ``accept``: one-off
+    """The ``accept`` of event classes (a milestone, a relative's news), when higher: one-off
     happenings ("first run was this morning") are the commonest extra card."""
+    preference: float = 0.0
+    """The ``accept`` of taste classes, when higher: what the user is doing tonight is not a
+    standing taste."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:

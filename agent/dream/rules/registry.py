@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from memfs.agent.dream.cardtext import someone_else_acts
+from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.rules.base import Candidate, Context, SlotValue
 from memfs.agent.dream.rules.facts import (
     rule_birthday,
@@ -88,7 +89,7 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
     out = _unshadowed([c for rule in rules for c in rule(s, ctx)])
     ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])
     if not any(c.slot[0] in DATE_OWNERS for c in out):
-        out.extend(c for c in rule_plan(s, ctx) if not (ctx.strict and someone_else_acts(s)))
+        out.extend(c for c in rule_plan(s, ctx) if not (ctx.strict and someone_else_acts(s, find_date(s, ctx.msg.ts.date()))))
     return out
 
 
