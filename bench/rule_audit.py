@@ -7,7 +7,7 @@ merged with the same embedding ops (``extract_offline.combine``), and prints wha
 adds: true cards, extra cards and false cards, on the splits the rules were written from
 ("tuned": tune .. blind6) and on the ones they never saw before their first measurement
 ("untuned": blind7, misleading). A rule that adds extras or false cards on untuned text and
-no true card is a candidate for ``registry.GATED``.
+no true card is a candidate for ``registry.SUBJECT_GATED`` (or for removal).
 """
 
 from __future__ import annotations

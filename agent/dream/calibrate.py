@@ -31,8 +31,8 @@ from memfs.cards import Card
 from memfs.embed import Embedder, Vectors
 
 HELD_OUT = ev.BLIND
-GRID = {"accept": (0.34, 0.38, 0.42, 0.46), "margin": (0.0, 0.04, 0.08), "plan": (0.2, 0.26),
-        "event": (0.0, 0.45, 0.5, 0.55), "preference": (0.0, 0.45, 0.5)}
+GRID = {"accept": (0.34, 0.38, 0.42, 0.46), "margin": (0.0, 0.04, 0.08), "plan": (0.2,),
+        "event": (0.0, 0.45, 0.5), "preference": (0.0, 0.45, 0.5)}
 TARGET_PRECISION = 0.9
 
 

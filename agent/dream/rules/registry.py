@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from memfs.agent.dream.cardtext import someone_else_acts
+from memfs.agent.dream.cardtext import someone_else_acts, speaks_of_user
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.rules.base import Candidate, Context, SlotValue
 from memfs.agent.dream.rules.facts import (
@@ -65,10 +65,18 @@ FACT_RULES = (rule_name, rule_pet, rule_death, rule_job, rule_quit, rule_home, r
 WRITE_RULES = FACT_RULES
 """The rules whose candidates become cards (``card_slots`` reads existing cards with all of
 ``FACT_RULES``, so a gated rule still recognises the slot an old card holds)."""
-GATED = frozenset({"rule_health"})
-"""Rules that write nothing in strict mode: measured by leaving each out of the shipped
-extractor on the dev splits (``bench/rule_audit.py``, BENCHMARKS.md), they added extra and
-false cards and no true card the embedding extractor did not already find."""
+ABOUT_OTHERS = frozenset({"rule_pet", "rule_death", "rule_family_health", "rule_family", "rule_ages",
+                          "rule_partner_change", "rule_boundary"})
+"""Rules whose cards are about someone the user names (a relative, a pet, a partner) or are a
+request to the assistant: they need no user subject."""
+SUBJECT_GATED = frozenset(r.__name__ for r in FACT_RULES) - ABOUT_OTHERS
+"""Rules that write in strict mode only when the user is the sentence's subject
+(``cardtext.speaks_of_user``): a card asserts an attribute of the user only when the sentence
+does. Measured on the dev splits in the shipped combination (BENCHMARKS.md): rule_health
+alone added extras and a false card ("my dad just got diagnosed with type 2 diabetes" became
+the user's); gating every user-slot rule this way raised precision on the untuned dev splits
+(blind7, misleading) from 0.649 to 0.676 and recall from 0.558 to 0.581, at 3 true cards of
+the 156 on the splits the rules were written from."""
 QUESTION_SAFE = (rule_boundary,)
 POLITE = re.compile(r"\bI'?d (?:appreciate|prefer|rather|like it if)|\bI would (?:appreciate|prefer|rather)|"
                     r"\bwould you (?:mind|please)", re.IGNORECASE)
@@ -85,7 +93,8 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
     if HYPOTHETICAL.search(s) and not re.search(r"\bremind me\b", s, _Q):
         return [c for rule in QUESTION_SAFE for c in rule(s, ctx)] if POLITE.search(s) else []
     question = s.rstrip().endswith("?")
-    rules = [r for r in (QUESTION_SAFE if question else WRITE_RULES) if not (ctx.strict and r.__name__ in GATED)]
+    mine = not ctx.strict or speaks_of_user(s)
+    rules = [r for r in (QUESTION_SAFE if question else WRITE_RULES) if mine or r.__name__ not in SUBJECT_GATED]
     out = _unshadowed([c for rule in rules for c in rule(s, ctx)])
     ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])
     if not any(c.slot[0] in DATE_OWNERS for c in out):
