@@ -136,3 +136,24 @@ def someone_else_acts(text: str, hit: DateHit | None = None) -> bool:
         parts = [p for p in _DATE_CLAUSE.split(text) if p]
         text = next((p for p in parts if hit.phrase.lower() in p.lower()), text)
     return _SOMEONE_ELSE.search(text) is not None and not _FIRST.search(text)
+
+
+_KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|father|sister|brother|gran|grandma|"
+                  r"grandad|grandpa|nan|aunt|uncle|cousin|son|daughter|wife|husband|partner|girlfriend|"
+                  r"boyfriend|friend|best friend)\b", re.IGNORECASE)
+
+
+def names_kin(sentence: str) -> bool:
+    """Does the sentence open on one of the user's people ("my dad got diagnosed ...", "so my
+    flatmate ...")? Then what it states is theirs."""
+    return _KIN.search(sentence) is not None
+
+
+def users_own(sentence: str) -> bool:
+    """Does the sentence state something about the user? The user is its subject
+    (``speaks_of_user``), or it speaks in the first person ("Fleetwood Mac is my favourite
+    band") without opening on someone else ("my uncle got diagnosed ...", "he says ...")."""
+    if speaks_of_user(sentence):
+        return True
+    return first_person_anywhere(sentence) and not names_kin(sentence) and not someone_else_acts(sentence) \
+        and not re.match(r"^\W*(?:his|her|their|he|she|they|he's|she's|they're)\b", sentence, re.IGNORECASE)

@@ -32,6 +32,7 @@ from memfs.agent.dream.cardtext import (
     first_person_anywhere,
     leans_on_previous,
     message_sentences,
+    names_kin,
     someone_else_acts,
     speaks_of_user,
     write_body,
@@ -224,11 +225,6 @@ GATES = {"plan_subject": True, "person_named": True, "clause_subject": True, "ty
 """The acceptance gates of issue 13's second round, each measured on the dev splits (see
 BENCHMARKS.md); a dict so ``bench/`` can switch one off to measure what it buys."""
 
-_KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|father|sister|brother|gran|grandma|"
-                  r"grandad|grandpa|nan|aunt|uncle|cousin|son|daughter|wife|husband|partner|girlfriend|"
-                  r"boyfriend|friend|best friend)\b", re.IGNORECASE)
-
-
 def _names_person(unit: Unit) -> bool:
     """A relationship card needs someone it is about: a name or a kin word ("We'd been together
     four years" names no one)."""
@@ -242,7 +238,7 @@ _KIN_WORD = re.compile(r"\b(?:mum|mom|mother|dad|father|sister|brother|gran|gran
 
 def _names_someone(sentence: str) -> bool:
     """A relative's own news ("my dad got diagnosed ...") is a card about them."""
-    return _KIN.search(sentence) is not None
+    return names_kin(sentence)
 
 
 def _entities(unit: Unit) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from memfs.agent.dream.cardtext import someone_else_acts, speaks_of_user
+from memfs.agent.dream.cardtext import someone_else_acts, users_own
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.rules.base import Candidate, Context, SlotValue
 from memfs.agent.dream.rules.facts import (
@@ -71,7 +71,7 @@ ABOUT_OTHERS = frozenset({"rule_pet", "rule_death", "rule_family_health", "rule_
 request to the assistant: they need no user subject."""
 SUBJECT_GATED = frozenset(r.__name__ for r in FACT_RULES) - ABOUT_OTHERS
 """Rules that write in strict mode only when the user is the sentence's subject
-(``cardtext.speaks_of_user``): a card asserts an attribute of the user only when the sentence
+(``cardtext.users_own``): a card asserts an attribute of the user only when the sentence
 does. Measured on the dev splits in the shipped combination (BENCHMARKS.md): rule_health
 alone added extras and a false card ("my dad just got diagnosed with type 2 diabetes" became
 the user's); gating every user-slot rule this way raised precision on the untuned dev splits
@@ -93,7 +93,7 @@ def sentence_candidates(s: str, ctx: Context) -> list[Candidate]:
     if HYPOTHETICAL.search(s) and not re.search(r"\bremind me\b", s, _Q):
         return [c for rule in QUESTION_SAFE for c in rule(s, ctx)] if POLITE.search(s) else []
     question = s.rstrip().endswith("?")
-    mine = not ctx.strict or speaks_of_user(s)
+    mine = not ctx.strict or users_own(s)
     rules = [r for r in (QUESTION_SAFE if question else WRITE_RULES) if mine or r.__name__ not in SUBJECT_GATED]
     out = _unshadowed([c for rule in rules for c in rule(s, ctx)])
     ctx.recent_people.extend(n for c in out if c.type == "relationship" for n in c.entities[1:])
