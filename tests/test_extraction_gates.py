@@ -74,10 +74,13 @@ def test_an_embedding_card_repeating_a_rule_card_is_not_a_second_card() -> None:
 
 
 def test_the_profile_does_not_repeat_a_fact_it_already_has() -> None:
+    """Nor does the story repeat what the profile says."""
     previous = "Sam (he/him) is a tram driver in Sheffield and keeps two ferrets.\n"
     ops = [WriteOp(type="fact", body="The user is a tram driver."),
            WriteOp(type="fact", body="The user is learning the cello.")]
-    profile = parse_summary(compose_summary(previous, said("hi"), ops, [], DAY.date())).profile
+    summary = parse_summary(compose_summary(previous, said("hi"), ops, [], DAY.date()))
+    profile = summary.profile
+    assert not any("cello" in line or "tram" in line for line in summary.story), summary.story
     assert sum("tram driver" in line for line in profile) == 1, profile
     assert any("cello" in line for line in profile), profile
     assert compose_summary(previous, said("hi"), ops, [], DAY.date()).startswith(PROFILE)

@@ -162,9 +162,11 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     if story and story.strip():
         return [f"{day}: {clip(story, 300)}"]
     cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    told = [op.body for op in cards if op.type not in PROFILE_TYPES] or [op.body for op in cards]
+    told = [op.body for op in cards if op.type not in PROFILE_TYPES]
     if told:
         return [f"{day}: {clip(b)}" for b in told[:4]]
+    if cards:
+        return []  # standing facts only: the profile says them, the story does not repeat them
     said = next((m.content for m in window if m.role == "user"), "")
     return [f"{day}{_SMALL_TALK}{clip(said, 80)}\")"] if said else []
 
