@@ -14,7 +14,10 @@ from memfs.agent.dream.ops import CloseOp, Extraction, MergeOp, Op, SupersedeOp,
 
 from memfs.cards import Card
 
-DATASET = ev.load_dataset()
+# blind8 is measured once, at the end of issue 13's second round, and never tuned on: it is
+# left out of every floor here so that no test run shows its numbers.
+BLIND = frozenset({"blind8"})
+DATASET = [w for w in ev.load_dataset() if w.split not in BLIND]
 
 # The honest figures are each blind split's FIRST measurement, taken before any rule was
 # written for it: blind 1.0/0.471, blind2 0.857/0.429, blind3 0.812/0.619, blind4 0.857/0.353,

@@ -115,3 +115,45 @@ def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:
 
 def message_sentences(content: str) -> list[str]:
     return sentences(normalise(content))
+
+
+_SOMEONE_ELSE = re.compile(
+    r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|which means)[,!.]*\s+)*"
+    r"(?:(?:he|she|they|he's|she's|they're|hes|shes|theyre|his|her|their)\b"
+    r"|(?:my\s+|the\s+|our\s+)?\w+(?:'s)?\s+(?:says|said|thinks|reckons|told|claims|reckoned|thought)\b"
+    r"|(?!I'm\b|I've\b|I'll\b|I'd\b|It's\b)[A-Z][a-z]+'s\s+(?!(?:a|an|the|my|our)\b)\w+)",
+    re.IGNORECASE)
+_DATE_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|because|since|so)\s+")
+
+
+def someone_else_acts(text: str, hit: DateHit | None = None) -> bool:
+    """Is the subject of the clause that holds the date someone other than the user ("he's
+    doing a marathon in October", "the landlord says he'll look at it next week", "Sam's mum is
+    coming on the 24th"), and the user is not in it ("they moved my interview to Monday" is the
+    user's)? Grammar, not the wording of any one sentence."""
+    text = normalise(text)
+    if hit is not None:
+        parts = [p for p in _DATE_CLAUSE.split(text) if p]
+        text = next((p for p in parts if hit.phrase.lower() in p.lower()), text)
+    return _SOMEONE_ELSE.search(text) is not None and not _FIRST.search(text)
+
+
+_KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|father|sister|brother|gran|grandma|"
+                  r"grandad|grandpa|nan|aunt|uncle|cousin|son|daughter|wife|husband|partner|girlfriend|"
+                  r"boyfriend|friend|best friend)\b", re.IGNORECASE)
+
+
+def names_kin(sentence: str) -> bool:
+    """Does the sentence open on one of the user's people ("my dad got diagnosed ...", "so my
+    flatmate ...")? Then what it states is theirs."""
+    return _KIN.search(sentence) is not None
+
+
+def users_own(sentence: str) -> bool:
+    """Does the sentence state something about the user? The user is its subject
+    (``speaks_of_user``), or it speaks in the first person ("Fleetwood Mac is my favourite
+    band") without opening on someone else ("my uncle got diagnosed ...", "he says ...")."""
+    if speaks_of_user(sentence):
+        return True
+    return first_person_anywhere(sentence) and not names_kin(sentence) and not someone_else_acts(sentence) \
+        and not re.match(r"^\W*(?:his|her|their|he|she|they|he's|she's|they're)\b", sentence, re.IGNORECASE)

@@ -41,8 +41,8 @@ from memfs.agent.dream.ops import (
 )
 from memfs.agent.dream.rules.base import Candidate, SlotValue
 from memfs.agent.dream.rules.registry import card_slots, slots_reader
-from memfs.agent.dream.rules.text import content_words, norm_key, third_person
-from memfs.agent.dream.summary import rewrite_summary
+from memfs.agent.dream.rules.text import content_words, names_in, norm_key, third_person
+from memfs.agent.dream.summary import rewrite_summary, same_fact
 from memfs.agent.dream.window import dedupe, walk
 
 from memfs.cards import Card
@@ -104,16 +104,17 @@ def _merges(active: Sequence[Card], used: set[str], slots: Slots) -> Iterator[Me
 
 
 def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
-                    now: dt.datetime) -> Extraction:
+                    now: dt.datetime, strict: bool = False) -> Extraction:
     """Decide, by rules, what of ``window`` survives: a new summary and card ops.
 
     ``cards`` are the pair's cards (only ``active`` ones are considered); ``now`` is when the
-    dream runs (plans whose ``expires`` is before its date are expired).
+    dream runs (plans whose ``expires`` is before its date are expired). ``strict`` gates the
+    rules that cost precision (``rules.base.Context.strict``); the shipped extractor uses it.
     """
     today = now.date()
     active = [c for c in cards if c.status == "active"]
     slots = slots_reader(active)
-    cands, closes = walk(window, active, slots)
+    cands, closes = walk(window, active, slots, strict)
     ops: list[Op] = []
     used: set[str] = set()
     pending: list[CloseOp | Candidate] = [*closes, *dedupe(cands)]
@@ -135,7 +136,11 @@ class OfflineExtractor:
     The rules keep what they are measurably better at on the tune splits (dated plans and
     their reschedules, closes, the slots they were written for); every user message the rules
     found nothing in goes to the embedding extractor (``extract_semantic``), which does not
-    depend on wording. Without an embedder (``embedder=None``) only the rules run.
+    depend on wording. With the embedder the rules run strict (``Context.strict``: the gated
+    rules and other people's plans write nothing; issue 13's second round measured each rule
+    in this combination, ``bench/rule_audit.py``), and an embedding card that repeats a card
+    of this dream or an active one is dropped (``_known``). Without an embedder
+    (``embedder=None``) only the rules run, unstrict: nothing else would catch an allergy.
     """
 
     def __init__(self, embedder: Embedder | None) -> None:
@@ -143,24 +148,49 @@ class OfflineExtractor:
 
     def __call__(self, window: Sequence[MessageLike], cards: Sequence[Card], summary: str,
                  now: dt.datetime) -> Extraction:
-        ruled = extract_offline(window, cards, summary, now)
+        ruled = extract_offline(window, cards, summary, now, strict=self.embedder is not None)
         if self.embedder is None:
             return ruled
         from memfs.agent.dream.extract_semantic import SemanticExtractor
 
         semantic = SemanticExtractor(self.embedder)(window, cards, summary, now)
-        ops = list(ruled.ops)
-        covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
-                   for t in op.turns}
-        used = {t for op in ops for t in op_targets(op)}
-        for op in semantic.ops:
-            if isinstance(op, (ExpireOp, MergeOp)):
-                continue
-            if isinstance(op, (WriteOp, SupersedeOp)) and any((op.session, t) in covered for t in op.turns):
-                continue
-            if set(op_targets(op)) & used:
-                continue
-            ops.append(op)
-            used |= set(op_targets(op))
-        active = [c for c in cards if c.status == "active"]
-        return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)
+        return combine(ruled, semantic, window, cards, summary, now)
+
+
+def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
+            summary: str, now: dt.datetime) -> Extraction:
+    """The rules' ops, then each embedding op on a message the rules wrote nothing from and
+    on a card no earlier op touched; the summary is rewritten from the result."""
+    ops = list(ruled.ops)
+    covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
+               for t in op.turns}
+    used = {t for op in ops for t in op_targets(op)}
+    active = [c for c in cards if c.status == "active"]
+    for op in semantic.ops:
+        if isinstance(op, (ExpireOp, MergeOp)):
+            continue
+        if isinstance(op, (WriteOp, SupersedeOp)) and any((op.session, t) in covered for t in op.turns):
+            continue
+        if isinstance(op, WriteOp) and _known(op, ops, active):
+            continue
+        if set(op_targets(op)) & used:
+            continue
+        ops.append(op)
+        used |= set(op_targets(op))
+    return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)
+
+
+def _known(op: WriteOp, ops: Sequence[Op], active: Sequence[Card]) -> bool:
+    """A new embedding card that an op of this dream or an active card already says (most of
+    its content words, ``summary.same_fact``; plans only when they share the date), or that
+    names the same person or place as a card of the same type this dream already writes: the
+    fact told again in other words is not a second card."""
+    mine = [o for o in ops if isinstance(o, (WriteOp, SupersedeOp, MergeOp)) and o.type == op.type]
+    bodies = [(o.body, o.expires) for o in mine] + [(c.body, c.expires) for c in active if c.type == op.type]
+    if any(same_fact(op.body, body) for body, expires in bodies if op.type != "plan" or expires == op.expires):
+        return True
+    return op.type != "plan" and any(_name_words(op.body) & _name_words(o.body) for o in mine)
+
+
+def _name_words(text: str) -> set[str]:
+    return {w for name in names_in(text) for w in name.split()}

@@ -16,7 +16,7 @@ sentence (and per clause of a long one):
    near-identical one means "already known"; the same single-valued slot (job, home,
    partner, name, pronouns) or the same slot and a high similarity means supersede.
 
-Thresholds are calibrated on the earlier splits (``calibrate.py``); blind7 is never used.
+Thresholds are calibrated on every split but the blind ones (``calibrate.py``); blind8 is never used.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from memfs.agent.dream.cardtext import (
     first_person_anywhere,
     leans_on_previous,
     message_sentences,
+    names_kin,
+    someone_else_acts,
     speaks_of_user,
     write_body,
 )
@@ -168,7 +170,14 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
             _raise_salience(cands, unit.msg)
             continue
         cls = protos.classes[best]
+        if GATES["type_accept"] and score < {"event": th.event, "preference": th.preference}.get(cls.type, 0.0):
+            continue
+        if GATES["person_named"] and best in ("family", "partner") and not _names_person(unit):
+            continue
         mine = speaks_of_user(unit.sentence)
+        if GATES["clause_subject"] and unit.text != unit.sentence and not speaks_of_user(unit.text) \
+                and best not in PERSONAL:
+            mine = False
         if best in PERSONAL and best != "boundary" and not first_person_anywhere(unit.sentence):
             continue
         if not mine and best not in PERSONAL:
@@ -205,19 +214,31 @@ def _plan(unit: Unit, vec: np.ndarray, scores: Scores, th: Thresholds) -> Cand |
         return None
     if scores["neg_reported"] > scores["plan"] + th.margin:
         return None
+    if GATES["plan_subject"] and someone_else_acts(unit.text, hit):
+        return None
     body = write_body(unit.sentence, find_date(unit.sentence, day), unit.context)
     return Cand("plan", "plan", body, unit.msg, 0.65, vec, entities=_entities(unit), expires=hit.end,
                 valid_from=day, turns={unit.msg.turn})
 
 
-_KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|father|sister|brother|gran|grandma|"
-                  r"grandad|grandpa|nan|aunt|uncle|cousin|son|daughter|wife|husband|partner|girlfriend|"
-                  r"boyfriend|friend|best friend)\b", re.IGNORECASE)
+GATES = {"plan_subject": True, "person_named": True, "clause_subject": True, "type_accept": True}
+"""The acceptance gates of issue 13's second round, each measured on the dev splits (see
+BENCHMARKS.md); a dict so ``bench/`` can switch one off to measure what it buys."""
+
+def _names_person(unit: Unit) -> bool:
+    """A relationship card needs someone it is about: a name or a kin word ("We'd been together
+    four years" names no one)."""
+    return bool(_entities(unit)[1:]) or _KIN_WORD.search(unit.text) is not None
+
+
+_KIN_WORD = re.compile(r"\b(?:mum|mom|mother|dad|father|sister|brother|gran|grandma|grandad|grandpa|nan|aunt|"
+                       r"uncle|cousin|son|daughter|wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|friend|"
+                       r"flatmate|housemate|roommate|colleague|boss|niece|nephew)s?\b", re.IGNORECASE)
 
 
 def _names_someone(sentence: str) -> bool:
     """A relative's own news ("my dad got diagnosed ...") is a card about them."""
-    return _KIN.search(sentence) is not None
+    return names_kin(sentence)
 
 
 def _entities(unit: Unit) -> tuple[str, ...]:
@@ -230,7 +251,7 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
     single slot."""
     out: list[Cand] = []
     for c in cands:
-        same = next((o for o in out if (o.cls == c.cls or o.msg is c.msg and o.type == c.type) and (
+        same = next((o for o in out if o.body == c.body and o.type == c.type or (o.cls == c.cls or o.msg is c.msg and o.type == c.type) and (
             float(o.vector @ c.vector) >= th.duplicate or o.msg is c.msg and o.type == c.type and o.cls != "plan"
             or (o.cls == "plan" and o.expires == c.expires and float(o.vector @ c.vector) >= th.supersede))), None)
         if same is None:
@@ -273,7 +294,7 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner")
+        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)

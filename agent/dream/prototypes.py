@@ -6,7 +6,7 @@ other people's facts, reported speech, hedged plans) is a handful of example sen
 ``data/prototypes.json``. A user sentence scores, per class, the mean of its two best cosine
 similarities to that class's examples; it becomes a candidate when its best positive class
 clears ``accept`` and beats the best negative class by ``margin``. The thresholds are
-calibrated on the earlier splits of the extraction set (``calibrate.py``), never on blind7.
+calibrated on the dev splits of the extraction set (``calibrate.py``), never on blind8.
 
 The prototype vectors are embedded once per embedder (by its ``name``) and cached here.
 """
@@ -55,6 +55,12 @@ class Thresholds:
     duplicate: float = 0.82
     supersede: float = 0.55
     merge: float = 0.9
+    event: float = 0.0
+    """The ``accept`` of event classes (a milestone, a relative's news), when higher: one-off
+    happenings ("first run was this morning") are the commonest extra card."""
+    preference: float = 0.0
+    """The ``accept`` of taste classes, when higher: what the user is doing tonight is not a
+    standing taste."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memfs.agent.dream.ops import CardOp, MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets
+from memfs.agent.dream.rules.text import content_words
 
 from memfs.cards import Card
 
@@ -124,10 +125,20 @@ def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]
         olds = [by_id[t] for t in op_targets(op) if t in by_id]
         at = next((i for i, line in enumerate(out) for old in olds if _from_card(line, old.body)), None)
         out = [line for line in out if not any(_from_card(line, old.body) for old in olds)]
-        if new in out:
+        if new in out or any(same_fact(new, line) for line in out):
             continue
         out.insert(at if at is not None and at <= len(out) else len(out), new)
     return out
+
+
+def same_fact(new: str, line: str) -> bool:
+    """Does profile ``line`` already say what ``new`` says? Most of the new line's content words
+    (two at least) are in it: "The user is a graphic designer." repeats "Alex (they/them) is a
+    graphic designer in London", a line in the summary's old prose format the cards were never
+    matched against."""
+    a, b = content_words(new), content_words(line)
+    shared = len(a & b)
+    return shared >= 2 and shared >= 0.75 * min(len(a), len(b))
 
 
 def _without_replaced(lines: list[str], ops: Sequence[Op], active: Sequence[Card]) -> list[str]:
@@ -151,9 +162,11 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     if story and story.strip():
         return [f"{day}: {clip(story, 300)}"]
     cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    told = [op.body for op in cards if op.type not in PROFILE_TYPES] or [op.body for op in cards]
+    told = [op.body for op in cards if op.type not in PROFILE_TYPES]
     if told:
         return [f"{day}: {clip(b)}" for b in told[:4]]
+    if cards:
+        return []  # standing facts only: the profile says them, the story does not repeat them
     said = next((m.content for m in window if m.role == "user"), "")
     return [f"{day}{_SMALL_TALK}{clip(said, 80)}\")"] if said else []
 

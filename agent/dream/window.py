@@ -21,8 +21,10 @@ from memfs.cards import Card
 
 
 def walk(window: Sequence[MessageLike], active: Sequence[Card],
-         slots: Callable[[Card], list[SlotValue]] = card_slots) -> tuple[list[Candidate], list[CloseOp]]:
-    """Candidates and closes from every message of ``window``; ``slots`` reads existing cards."""
+         slots: Callable[[Card], list[SlotValue]] = card_slots,
+         strict: bool = False) -> tuple[list[Candidate], list[CloseOp]]:
+    """Candidates and closes from every message of ``window``; ``slots`` reads existing cards;
+    ``strict``: see ``Context.strict``."""
     cands: list[Candidate] = []
     closes: list[CloseOp] = []
     partner = partner_name(active, slots)
@@ -35,7 +37,7 @@ def walk(window: Sequence[MessageLike], active: Sequence[Card],
             cands += [c for s in sentences(msg.content) for c in rule_promise(s, ctx)]
             continue
         ctx = Context(msg, active, people, prior_text=" ".join(m.content for m, _ in prev[-2:]),
-                      slots=slots, prior=prior)
+                      slots=slots, prior=prior, strict=strict)
         found: list[Candidate] = []
         for s in sentences(msg.content):
             got = sentence_candidates(s, ctx)

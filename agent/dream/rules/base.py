@@ -71,6 +71,11 @@ class Context:
     prior: Sequence[tuple[str, Sequence[Candidate]]] = ()
     """The last user messages (oldest first) and what they yielded: where "remind me by
     Wednesday" or "sort that out" finds what it is about."""
+    strict: bool = False
+    """The shipped offline extractor's setting (issue 13, second round): the rules in
+    ``registry.SUBJECT_GATED`` write only when the user is the sentence's subject, and a plan
+    whose dated clause has someone else as its subject is not the user's. ``False`` is the old
+    rules, kept to measure against."""
 
 
 def cand(ctx: Context, slot: tuple[str, str], type_: str, body: str, **kw: object) -> Candidate:
