@@ -157,10 +157,11 @@ def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
               now: dt.datetime | None) -> list[SearchHit]:
     in_window = {m.id for m in window}
     k = pair.config.search_k
-    hits = pair.search(plan.search_query, k=k + len(in_window) if in_window else k,
-                       time_scope=plan.time_scope, entities=list(plan.entities), now=now)
-    # The summary is already in the memory block; retrieving it again only costs tokens.
-    hits = [h for h in hits if h.id not in in_window and h.kind != "summary"]
+    # The window and the summary are in front of the model already: retrieving them again
+    # only costs slots and tokens, so the search never considers them.
+    hits = pair.search(plan.search_query, k=k, time_scope=plan.time_scope,
+                       entities=list(plan.entities), now=now, kinds=("card", "message"),
+                       exclude=in_window)
     if plan.constraint_domains:
         hits = _with_constraints(pair, plan, hits, in_window, k, now)
     return hits[:k]
@@ -174,9 +175,8 @@ def _with_constraints(pair: MemoryPair, plan: RetrievalPlan, hits: list[SearchHi
     from memfs.search import constraint_search
 
     slots = min(CONSTRAINT_SLOTS, max(1, k // 2))
-    extra = [h for h in constraint_search(pair, plan.search_query, plan.constraint_domains,
-                                          k=slots + len(in_window), now=now)
-             if h.id not in in_window][:slots]
+    extra = constraint_search(pair, plan.search_query, plan.constraint_domains, k=slots,
+                              now=now, exclude=in_window)
     chosen = {h.id for h in extra}
     keep = [h for h in hits if h.id not in chosen][:max(0, k - len(extra))]
     return keep + extra

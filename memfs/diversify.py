@@ -43,14 +43,7 @@ def select(vectors: Floats, scores: Floats, k: int, dup_threshold: float, penalt
         return Selection()
     vecs = np.asarray(vectors[pool], dtype=np.float32)
     sims = vecs @ vecs.T
-    kept: list[int] = []
-    merged: dict[int, list[int]] = {}
-    for j in range(len(pool)):
-        into = next((i for i in kept if sims[i, j] >= dup_threshold), None)
-        if into is None:
-            kept.append(j)
-        else:
-            merged.setdefault(into, []).append(j)
+    kept, merged = _collapse(sims >= dup_threshold)
     chosen = _mmr(kept, sims, scores[pool], k, penalty, threshold)
     out = Selection()
     for j, paid in chosen:
@@ -59,6 +52,23 @@ def select(vectors: Floats, scores: Floats, k: int, dup_threshold: float, penalt
         if j in merged:
             out.merged[int(pool[j])] = [int(pool[m]) for m in merged[j]]
     return out
+
+
+def _collapse(same: npt.NDArray[np.bool_]) -> tuple[list[int], dict[int, list[int]]]:
+    """Each candidate, best first, joins the first better kept one it is nearly identical
+    to, or is kept itself. A matrix row per candidate, not a Python scan of the kept list:
+    with a pool of ~800 that scan cost ~55 ms a search."""
+    is_kept = np.zeros(len(same), dtype=bool)
+    kept: list[int] = []
+    merged: dict[int, list[int]] = {}
+    for j in range(len(same)):
+        hits = np.flatnonzero(same[:j, j] & is_kept[:j])
+        if len(hits):
+            merged.setdefault(int(hits[0]), []).append(j)
+        else:
+            is_kept[j] = True
+            kept.append(j)
+    return kept, merged
 
 
 def _mmr(kept: list[int], sims: Floats, scores: Floats, k: int, penalty: float,

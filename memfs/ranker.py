@@ -129,6 +129,9 @@ def eligibility(index: PairIndex, q: Query) -> np.ndarray[Any, Any]:
         eligible &= np.isin(index.kinds, [KIND_CODES[k] for k in q.kinds])
     if not q.include_stale and index.outdated:
         eligible[index.outdated_positions()] = False
+    if q.exclude:
+        rows = [index.position.get(("message", mid)) for mid in q.exclude]
+        eligible[[r for r in rows if r is not None]] = False
     return eligible
 
 

@@ -14,7 +14,7 @@ carries its signals so ``--explain`` can show why it ranked where it did.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,24 +36,27 @@ def search(pair: MemoryPair, query: str, k: int = 5, include_stale: bool = False
            time_scope: str = "any", entities: Sequence[str] = (),
            memory_types: Sequence[str] = (), now: dt.datetime | None = None,
            explain: bool = False, kinds: Sequence[str] = KINDS,
-           weights: Weights | None = None) -> list[SearchHit]:
+           weights: Weights | None = None, exclude: Collection[str] = ()) -> list[SearchHit]:
     """The ``k`` best records for ``query`` in ``pair``'s memory (index refreshed first).
 
     ``explain`` is accepted for symmetry with the CLI: signals are always filled in.
+    ``exclude``: message ids never to return (the context passes its window).
     """
-    q = make_query(query, k, include_stale, time_scope, entities, memory_types, now, kinds)
+    q = make_query(query, k, include_stale, time_scope, entities, memory_types, now, kinds,
+                   exclude)
     index = open_index(pair.root, pair.store.embedder)
     refresh(index)
     return rank(index, q, weights or DEFAULT_WEIGHTS)
 
 
 def constraint_search(pair: MemoryPair, request: str, domains: Sequence[str], k: int = 3,
-                      now: dt.datetime | None = None) -> list[SearchHit]:
+                      now: dt.datetime | None = None,
+                      exclude: Collection[str] = ()) -> list[SearchHit]:
     """What the user said (or a card says) they cannot or will not do in ``domains``,
     for a request for a suggestion (see ``memfs.constraints``)."""
     from memfs.constraints import rank_constraints
 
-    q = make_query(request, k, now=now or pair.now())
+    q = make_query(request, k, now=now or pair.now(), exclude=exclude)
     index = open_index(pair.root, pair.store.embedder)
     refresh(index)
     return rank_constraints(index, q, domains)

@@ -232,3 +232,32 @@ def test_context_of_an_empty_message_is_bad_input(isolated_env: Path, run_cli) -
     make_pair(isolated_env)
     result = run_cli("-u", "alex", "-c", "mira", "context", "  ")
     assert result.code == 2 and "message" in result.err
+
+
+def test_retrieval_never_spends_a_slot_on_the_window_or_the_summary(isolated_env: Path) -> None:
+    """The window and the summary are in front of the model already: the k retrieved
+    slots go to other records, even when the window matches the query best."""
+    from memfs.gitio import USER
+    from tests.conftest import card_text
+
+    pair = make_pair(isolated_env, dream_trigger="off")
+    pair.repo.commit({"cards/c-h.md": card_text("c-h", "Project Harbor's deadline is 12 January.",
+                                                entities=["user", "Harbor"]),
+                      "summary.md": "Deadlines came up often.\n"},
+                     "card", "harbor", USER)
+    older = [{"role": "user" if i % 2 == 0 else "assistant",
+              "content": f"older Harbor note {i} about the deadline",
+              "ts": (T0 + dt.timedelta(minutes=i)).isoformat()} for i in range(20)]
+    add_messages(pair, older, options=TurnOptions(dream="none"))
+    compact_now(pair, dream="none")
+    recent = [{"role": "user" if i % 2 == 0 else "assistant",
+               "content": f"the deadline, that deadline again {i}",
+               "ts": (T0 + dt.timedelta(hours=1, minutes=i)).isoformat()} for i in range(16)]
+    add_messages(pair, recent, options=TurnOptions(dream="none"))
+    window = {m.id for m in current_window(pair)}
+    ctx = pair.context("When is the Harbor deadline?")
+    assert ctx.plan.need_retrieval
+    ids = [h.id for h in ctx.hits]
+    assert len(ids) == pair.config.search_k
+    assert not set(ids) & window and all(h.kind != "summary" for h in ctx.hits)
+    assert "c-h" in ids
