@@ -7,6 +7,7 @@ import logging
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,3 +130,32 @@ def test_a_hung_broker_costs_the_turn_under_a_second_and_then_nothing(
     warnings = [r.getMessage() for r in caplog.records if r.name == "memfs.queue"]
     assert len(warnings) == 3 and all("stay pending on disk" in w for w in warnings)
     assert len(pending_events(pair.root)) == 1
+
+
+def test_the_first_compactions_on_many_threads_at_once_all_reach_the_queue() -> None:
+    """A server's first compactions come on several threads at once; celery's lazily built
+    module failed an import racing another (`cannot import name 'Celery'`), which lost
+    those dreams' jobs. In a fresh process, so celery is not imported yet."""
+    script = textwrap.dedent("""
+        import threading
+        from memfs.agent.jobs.publisher import CeleryQueue
+        queue = CeleryQueue("redis://127.0.0.1:1/0")
+        start, errors = threading.Barrier(32), []
+        def first_use():
+            start.wait()
+            try:
+                queue.app
+            except Exception as exc:
+                errors.append(repr(exc))
+        threads = [threading.Thread(target=first_use) for _ in range(32)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(len(errors), errors[:1])
+    """)
+    for _ in range(4):  # the race does not lose every time: four fresh processes
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "0 []"

@@ -51,8 +51,13 @@ class CeleryQueue:
 
     @property
     def app(self) -> Celery:
+        """Made once, under the lock: a server's first compactions arrive on several threads
+        at once, and celery's lazily built top-level module fails an import racing another
+        (``cannot import name 'Celery' from 'celery'``, seen with 40 pairs ingesting)."""
         if self._app is None:
-            self._app = make_app(self.url, publisher=True)
+            with self._lock:
+                if self._app is None:
+                    self._app = make_app(self.url, publisher=True)
         return self._app
 
     def submit(self, pair: MemoryPair) -> str:
