@@ -104,7 +104,9 @@ def load_event(path: Path) -> CompactionEvent:
 
 def pending_events(root: Path) -> list[CompactionEvent]:
     """Events not yet dreamed, oldest first. A corrupt event file is set aside
-    (``*.json.bad``): its messages rejoin the window, so nothing is lost."""
+    (``*.json.bad``): its messages rejoin the window, so nothing is lost. A file that is
+    gone between the listing and the read was just merged by a dream running in another
+    process: it is not pending any more, not an error."""
     folder = events_dir(root)
     if not folder.is_dir():
         return []
@@ -112,8 +114,13 @@ def pending_events(root: Path) -> list[CompactionEvent]:
     for path in sorted(folder.glob("e-*.json")):
         try:
             events.append(load_event(path))
+        except FileNotFoundError:
+            continue
         except (ValueError, TypeError, KeyError, UnicodeDecodeError):
-            path.replace(path.with_name(path.name + ".bad"))
+            try:
+                path.replace(path.with_name(path.name + ".bad"))
+            except FileNotFoundError:
+                continue
     return events
 
 

@@ -261,3 +261,25 @@ def test_retrieval_never_spends_a_slot_on_the_window_or_the_summary(isolated_env
     assert len(ids) == pair.config.search_k
     assert not set(ids) & window and all(h.kind != "summary" for h in ctx.hits)
     assert "c-h" in ids
+
+
+def test_an_event_merged_by_another_process_mid_listing_is_simply_not_pending(
+        isolated_env: Path, monkeypatch) -> None:
+    """A dream in another process removes its event file after the merge; a reader that
+    listed the folder just before (the demo polling, a server's health) must not crash."""
+    import memfs.compaction as compaction
+
+    pair = make_pair(isolated_env, window_budget=300, dream_trigger="off")
+    add_messages(pair, exchange(12), options=TurnOptions(dream="none"))
+    compact_now(pair, dream="none")
+    [first, *rest] = pending_events(pair.root)
+    load = compaction.load_event
+
+    def merged_meanwhile(path: Path) -> object:
+        if path.name == f"{first.id}.json":
+            path.unlink()  # what remove_event does in the dreaming process
+        return load(path)
+
+    monkeypatch.setattr(compaction, "load_event", merged_meanwhile)
+    assert [e.id for e in pending_events(pair.root)] == [e.id for e in rest]
+    assert not list((pair.root / ".memfs" / "events").glob("*.bad"))
