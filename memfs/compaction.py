@@ -61,6 +61,11 @@ class CompactionEvent:
     def window_trailer(self) -> str:
         return ",".join(str(s) for s in self.spans)
 
+    @property
+    def evicted(self) -> int:
+        """How many messages left the window with this event."""
+        return sum(s.last - s.first + 1 for s in self.spans)
+
 
 def spans_of(messages: Sequence[Message]) -> list[Span]:
     """Group consecutive messages into per-session spans."""

@@ -105,7 +105,7 @@ def messages(added: Sequence[Message], report: TurnReport | None = None) -> Docu
                      "sessions": sorted({m.session for m in added})}
     if report is not None:
         doc["compactions"] = [{"event": e.id, "reason": e.reason,
-                               "evicted": sum(s.last - s.first + 1 for s in e.spans)}
+                               "evicted": e.evicted}
                               for e in report.events]
         doc["dream"] = report.dream
     return doc

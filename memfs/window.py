@@ -210,7 +210,7 @@ class WindowState:
 
     def note_event(self, event: CompactionEvent) -> None:
         self.changed = True
-        self.events[event.id] = _span_count(event.spans)
+        self.events[event.id] = event.evicted
         self._evict_spans(event.spans)
 
     def _scan(self) -> None:
@@ -345,7 +345,7 @@ class WindowState:
         merged = {e for c in commits for e in c.events}
         spans = [s for e in events for s in e.spans] + [s for c in commits for s in c.spans]
         evicted = spans_by_session(spans)
-        self.events = {e.id: _span_count(e.spans) for e in events if e.id not in merged}
+        self.events = {e.id: e.evicted for e in events if e.id not in merged}
         self.merged = {e.id for e in events if e.id in merged}
         self.tails, self.tokens, self._window = {}, 0, None
         for path in sorted((self.root / "history").glob("*.jsonl")):
@@ -438,10 +438,6 @@ def _changed(now: Stamp | None, before: Stamp | None) -> bool:
     if now != before:
         return True
     return now is not None and time.time_ns() - now.mtime_ns < SLACK_NS // 10
-
-
-def _span_count(spans: Sequence[Span]) -> int:
-    return sum(s.last - s.first + 1 for s in spans)
 
 
 def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:

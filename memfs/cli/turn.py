@@ -76,8 +76,7 @@ def ingest(state: State, file: Path, no_dream: bool, as_json: bool) -> None:
 def print_compactions(report: TurnReport) -> None:
     """What a batch of messages set off: each compaction, and the dream."""
     for event in report.events:
-        evicted = sum(s.last - s.first + 1 for s in event.spans)
-        console.print(f"compacted: {evicted} messages left the window ({event.reason}); "
+        console.print(f"compacted: {event.evicted} messages left the window ({event.reason}); "
                       f"event {event.id} pending")
     if report.events:
         console.print(f"dream: {report.dream}", markup=False)
