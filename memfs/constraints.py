@@ -63,12 +63,37 @@ least this, or it is the best domain and within ``CLASSIFY_MARGIN`` of the best.
 CLASSIFY_MARGIN = 0.05
 
 
+LIMITS: tuple[str, ...] = (
+    "I can't have that, it makes me ill.", "I'm allergic to it.",
+    "My doctor told me to stay away from it.", "I gave it up for good.",
+    "That's off limits for me now.", "It's against my beliefs, so I never do it.",
+    "That frightens me, so I avoid it.", "It makes me anxious and I have to leave.",
+    "My body can't cope with that any more.", "I'm not able to do that because of my condition.",
+    "I can't afford much at the moment.", "I can't get there on my own.",
+    "She can't stand it.", "He isn't allowed to have that.",
+    "We always have to take them with us.",
+)
+"""What a constraint sounds like in any domain: a limit, whatever its cause (health,
+belief, fear, money, access, dependents; for the user or the person a gift is for)."""
+NEWS: tuple[str, ...] = (
+    "We had a takeaway last night.", "I tried a new recipe today.",
+    "My friend is moving away and I'm sad.", "I'm learning a new language.",
+    "Work was stressful this week.", "I went to a concert at the weekend.",
+    "I bought a new jacket.", "I'm so tired today.", "The weather has been awful.",
+    # "can't" and complaints that are not limits
+    "I can't wait for the weekend.", "I couldn't stop laughing.",
+    "A colleague is really annoying me at work.",
+)
+"""Personal news that is not a limit: what salient small talk sounds like."""
+
+
 @dataclass(frozen=True)
 class ConstraintWeights:
-    """Tuned on ``constraint_dev.jsonl`` (grid, 1,600 messages of small talk, one constraint
-    per domain per pair: 9/15 dev constraints first or in the top 3 of this ranking). A
-    third signal, cosine to general constraint statements ("that makes me ill, so I avoid
-    it"), got weight 0 in that grid at 1,600 messages and was dropped."""
+    """Tuned on ``constraint_dev.jsonl`` and the spent ``constraint_probes.jsonl``
+    (1,600 messages of small talk, one constraint per domain per pair; BENCHMARKS.md,
+    issue 12, second round). Salient small talk ("we ordered fish and chips, no regrets")
+    used to fill the slots: salience says a line is personal, not that it is a limit,
+    so ``limit`` (a constraint's margin over personal news) decides among salient lines."""
 
     topic: float = 0.3
     """Best cosine to the domains' ``TOPICS``: is it about the domain?"""
@@ -76,8 +101,14 @@ class ConstraintWeights:
     """Cosine to the request itself (a cocktail is nearer to drinking than to bread)."""
     salience: float = 0.8
     """Write-time salience (``memfs.salience``): a personal statement, not small talk."""
+    limit: float = 0.5
+    """Best cosine to ``LIMITS`` minus best cosine to ``NEWS``: a limit, not news."""
     floor: float = 0.65
-    """Rows scoring below this are not constraints of the domain at all."""
+    """Rows scoring below this (without ``limit``) are not constraints of the domain at all."""
+    pool: int = 200
+    """``limit`` is computed for this many of the best rows by the other signals."""
+    dup_threshold: float = 0.93
+    """Cosine at or above which a constraint hit is a repeat of a better one (and dropped)."""
 
 
 _VECTORS: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
@@ -123,17 +154,53 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     score = w.request * request + w.topic * topic + w.salience * index.salience
     signals = {"semantic": request, "topic": topic}
     rows = np.flatnonzero(eligible & (score >= w.floor))
-    rows = rows[np.argsort(-score[rows], kind="stable")]
+    rows = _said_by_user(index, rows[np.argsort(-score[rows], kind="stable")],
+                         max(w.pool, q.k))
+    if w.limit and len(rows):
+        limit = _limit(index, rows)
+        signals["limit"] = np.zeros(len(request), dtype=np.float32)
+        signals["limit"][rows] = limit
+        score = score.copy()
+        score[rows] += w.limit * limit
+        rows = rows[np.argsort(-score[rows], kind="stable")]
     hits: list[SearchHit] = []
+    kept: list[int] = []
     for row in rows.tolist():
+        if kept and w.dup_threshold <= 1.0:
+            vec = np.asarray(index.vectors[row], dtype=np.float32)
+            if float((np.asarray(index.vectors[kept], dtype=np.float32) @ vec).max()) \
+                    >= w.dup_threshold:
+                continue  # the same line said again in other words: one slot is enough
         item = index.items[row]
-        if item.kind == "message" and item.role != "user":
-            continue
         own = {name: float(arr[row]) for name, arr in signals.items()}
         own["salience"] = float(index.salience[row])
-        hit = make_hit(item, effective_status(item, q.now, index.is_outdated(item)),
-                       float(score[row]), own)
-        hits.append(hit)
+        hits.append(make_hit(item, effective_status(item, q.now, index.is_outdated(item)),
+                             float(score[row]), own))
+        kept.append(row)
         if len(hits) >= q.k:
             break
     return hits
+
+
+def _said_by_user(index: PairIndex, rows: npt.NDArray[np.int64],
+                  n: int) -> npt.NDArray[np.int64]:
+    """The first ``n`` of ``rows`` that are cards or the user's messages: the assistant
+    does not have constraints."""
+    out: list[int] = []
+    for row in rows.tolist():
+        item = index.items[row]
+        if item.kind != "message" or item.role == "user":
+            out.append(row)
+            if len(out) >= n:
+                break
+    return np.array(out, dtype=np.int64)
+
+
+def _limit(index: PairIndex, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """For ``rows``: best cosine to a limit minus best cosine to personal news."""
+    vecs = np.asarray(index.vectors[rows], dtype=np.float32)
+    limits = _prototypes(index.embedder, {"any": LIMITS}, "any", "limit")
+    news = _prototypes(index.embedder, {"any": NEWS}, "any", "news")
+    out: npt.NDArray[np.float32] = ((vecs @ limits.T).max(axis=1)
+                                    - (vecs @ news.T).max(axis=1)).astype(np.float32)
+    return out

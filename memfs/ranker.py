@@ -29,6 +29,7 @@ from memfs.diversify import Selection, select
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item
 from memfs.links import TurnLinks
 from memfs.pair_index import PairIndex
+from memfs.query_terms import query_terms
 from memfs.ranking import (
     Floats,
     Weights,
@@ -37,7 +38,6 @@ from memfs.ranking import (
     names,
     recency,
     similarities,
-    tokenize,
     top_candidates,
 )
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
@@ -47,8 +47,15 @@ _ABOUT_ASSISTANT = re.compile(
     r"\byou(?:'d| had| have)?\s+(?:said|told|mentioned|suggested|recommended|gave|listed|"
     r"explained|wrote|described|provided|shared|proposed|came up with)\b|"
     r"\byour (?:suggestion|recommendation|advice|answer|list|idea)s?\b|"
-    r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b", re.I)
+    r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b|"
+    r"\bremind me\b(?! (?:of |about )?(?:what|when|where|who|how|why)? ?(?:i|my)\b)",
+    re.I)
 """The query asks what the assistant said: its turns are the evidence, not filler."""
+
+_REQUEST = re.compile(
+    r"\b(?:suggest|suggestions?|recommend|recommendations?|ideas?|tips?|advice)\b", re.I)
+"""The query asks for a suggestion: what the user said about themselves (their tastes,
+their gear, their habits) is the evidence, not the assistant's earlier suggestions."""
 
 
 @dataclass
@@ -99,11 +106,15 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
         best = index.pieces.best(similarities(index.pieces.vectors, qvec), len(raw))
         raw = raw + weights.pieces * np.maximum(best - raw, 0.0)
     semantic = np.where(eligible, raw, -np.inf).astype(np.float32)
-    lexical = index.bm25.scores(tokenize(q.text))
+    terms = query_terms(q.text, weights.framing)
+    lexical = index.bm25.scores(terms)
     matched = np.flatnonzero(lexical)
     matched = matched[eligible[matched]]
     lex = lexical[matched]
     top_lex = float(lex.max()) if lex.size else 0.0
+    if weights.bm25_ideal > 0 and top_lex > 0:
+        ideal = sum(index.bm25.idf(t) for t in set(terms))
+        top_lex = max(top_lex, weights.bm25_ideal * ideal)
     by_words = matched[top_candidates([lex], pool)] if lex.size else matched
     cands = np.union1d(top_candidates([semantic], pool), by_words)
     cands = cands[(semantic[cands] > 0) | (lexical[cands] > 0)]
@@ -197,6 +208,12 @@ def _factors(index: PairIndex, items: list[Item], rows: np.ndarray[Any, Any], sc
     if not np.all(factor == 1.0):
         signals["status_factor"] = factor
     scores = scores * factor
+    if weights.request_user > 0 and not about_assistant and _REQUEST.search(q.text):
+        user = np.array([0.0 if i.kind == "message" and i.role == "assistant" else 1.0
+                         for i in items], dtype=np.float32)
+        factor = (1.0 - weights.request_user * (1.0 - user)).astype(np.float32)
+        signals["request_factor"] = factor
+        scores = scores * factor
     if weights.salience_damping > 0:
         damp = 1.0 - weights.salience_damping * (1.0 - signals["salience"])
         damp = np.where([i.kind == "message" and not (about_assistant and i.role == "assistant")

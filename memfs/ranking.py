@@ -116,6 +116,14 @@ class BM25:
         self._live = max(0, self._live - 1)
         self._total_length = max(0.0, self._total_length - len(terms))
 
+    def idf(self, term: str) -> float:
+        """The inverse document frequency of ``term`` (0 for a term no live document has)."""
+        tid = self.vocab.get(term)
+        if tid is None or not self._df[tid] or not self._live:
+            return 0.0
+        df = self._df[tid]
+        return math.log(1.0 + (self._live - df + 0.5) / (df + 0.5))
+
     def scores(self, terms: Iterable[str]) -> Floats:
         """BM25 of every document for the query ``terms`` (0 where no term occurs)."""
         out = np.zeros(len(self._lengths), dtype=np.float32)
@@ -254,6 +262,16 @@ class Weights:
     pieces: float = 0.5
     """A long message's semantic score moves this far from its whole vector's cosine towards
     its best piece's, when that is higher (``memfs.chunks``); 0 ignores pieces."""
+    # -- issue 12, second round: what a word match is worth, what a request wants ---------
+    bm25_ideal: float = 1.0
+    """BM25 is scaled by the larger of the best match and this share of the query's ideal
+    score (each query word once, in a message of average length): when the best match
+    shares only one of the question's words, it does not count as a full match."""
+    request_user: float = 0.4
+    """For a request for a suggestion, the assistant's turns lose this share of their
+    score: the user's own words (tastes, gear, habits) are what a suggestion must fit."""
+    framing: bool = True
+    """Leave the question's framing words ("can you suggest", "remind me") out of BM25."""
 
 
 def recency(age_days: Floats, half_life_days: float, floor: float) -> Floats:
