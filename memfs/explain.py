@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 MEANINGS = {
     "semantic": "similar in meaning to the query (embedding cosine)",
-    "bm25": "shares the query's words (BM25, scaled to the best match)",
+    "bm25": "shares the query's words, framing words left out (BM25, scaled to the best match"
+            " or to the query's ideal match when that is higher)",
     "entity": "share of the names in the query that this record mentions",
     "recency": "how recent it is (halves every 30 days, with a floor)",
     "salience": "how much it matters to the user (set when the card or message was written)",
@@ -35,9 +36,14 @@ MEANINGS = {
     "older_similar": "\"the first time\": an older, very similar record exists, so this one yields",
     "diversity_penalty": "subtracted: how much it repeats a better hit's topic (MMR)",
     "copies": "how many times this text (or a near-identical one) was said: one hit for all",
+    # issue 12, second round
+    "request_factor": "the query asks for a suggestion and this is the assistant's turn:"
+                      " the user's own words come first, so it keeps only part of its score",
+    "topic": "about the suggestion's domain (food, drink, activity, gift, place)",
+    "limit": "sounds like a limit (cannot, must avoid, gave up) rather than personal news",
 }
 _FACTORS = {"status_factor", "newer_similar", "older_similar", "salience_factor",
-            "diversity_penalty", "copies"}
+            "diversity_penalty", "copies", "request_factor"}
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ from memfs.timeexpr import TimeHint, parse_time
 _ABOUT_ASSISTANT = re.compile(
     r"\byou(?:'d| had| have)?\s+(?:said|told|mentioned|suggested|recommended|gave|listed|"
     r"explained|wrote|described|provided|shared|proposed|came up with)\b|"
+    r"\bdid you (?:say|tell|mention|suggest|recommend|give|list|explain|write|describe|"
+    r"provide|share|propose)\b|"
     r"\byour (?:suggestion|recommendation|advice|answer|list|idea)s?\b|"
     r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b|"
     r"\bremind me\b(?! (?:of |about )?(?:what|when|where|who|how|why)? ?(?:i|my)\b)",
