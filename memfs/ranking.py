@@ -337,21 +337,22 @@ class RowMirror:
         self.distinct = np.zeros((0, self.dim), dtype=np.float32)
         self.count = 0
         self.which = np.zeros(0, dtype=np.int32)
-        self.seen: dict[bytes, int] = {}
+        self.seen: dict[int, int] = {}
+        """64-bit hash of a row's float16 bits → its distinct row (``_row_hashes``)."""
 
     def extend(self, matrix: npt.NDArray[np.float16]) -> None:
         """Mirror the rows appended since the last call."""
         new = matrix[self.rows:]
         which = np.empty(len(new), dtype=np.int32)
         fresh: list[int] = []
-        for i, row in enumerate(new):
-            key = row.tobytes()
+        for i, key in enumerate(_row_hashes(new).tolist()):
             found = self.seen.get(key)
             if found is None:
                 found = self.seen[key] = self.count + len(fresh)
                 fresh.append(i)
             which[i] = found
-        self.distinct = _grow_rows(self.distinct, self.count, new[fresh])
+        self.distinct = _grow_rows(self.distinct, self.count,
+                                   new if len(fresh) == len(new) else new[fresh])
         self.count += len(fresh)
         self.which = np.concatenate([self.which[:self.rows], which])
         self.rows = len(matrix)
@@ -364,6 +365,24 @@ class RowMirror:
             self.extend(matrix)
         return np.asarray((self.distinct[:self.count] @ query)[self.which[:self.rows]],
                           dtype=np.float32)
+
+
+_MIX = np.random.default_rng(20261201).integers(1, 2**63, size=512, dtype=np.uint64) | 1
+
+
+def _row_hashes(rows: npt.NDArray[np.float16]) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each row's bits, vectorised (hashing 100k rows' bytes one by one
+    in Python took 0.5 s, the first search of a big pair): the rows' 64-bit words times
+    random odd constants, summed mod 2^64. Two different rows collide with chance ~2^-64,
+    about 3e-10 over all pairs of 100k rows."""
+    words = np.ascontiguousarray(rows)
+    pad = (-words.shape[1]) % 4
+    if pad:
+        words = np.pad(words, ((0, 0), (0, pad)))
+    packed = words.view(np.uint64)
+    mix = np.resize(_MIX, packed.shape[1])
+    with np.errstate(over="ignore"):
+        return np.asarray((packed * mix).sum(axis=1, dtype=np.uint64), dtype=np.uint64)
 
 
 def _grow_rows(buffer: npt.NDArray[np.float32], used: int,
