@@ -18,10 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-import memfs.window
 from memfs.agent.dream.runner import run_pending
 
+import memfs.window
 from memfs.app import MemoryStore
 from memfs.compaction import Span, pending_events
 from memfs.config import Config
