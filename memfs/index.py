@@ -11,7 +11,8 @@ items: 0.3 s instead of 4–5 s). Every file is CRC-checked: missing, partial, f
 damaged all mean "rebuild", never a wrong answer.
 
 Keeping current is lazy and cheap to check: at search time we compare HEAD's sha and the
-sizes of the ``history/*.jsonl`` files with what we indexed. A new HEAD (a pin, a card
+sizes of the session files appended to since the last look (``memfs.journal`` names them;
+every file is asked only now and then, see ``RESCAN_S``) with what we indexed. A new HEAD (a pin, a card
 write, a revert, a hand-edit commit, a dream merge — all just commits) is diffed against
 the last indexed one (``git diff --name-status``); cards and summary are re-read only when
 the diff touches them. History files are read from the working tree, from the byte offset
