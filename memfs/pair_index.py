@@ -28,7 +28,7 @@ from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdate
 from memfs.journal import JournalReader
 from memfs.links import TurnLinks
 from memfs.lock import pair_lock
-from memfs.ranking import BM25, RowMirror, similarities, tokenize
+from memfs.ranking import BM25, RowMirror, best_similarities, similarities, tokenize
 from memfs.salience import message_salience
 from memfs.window_files import Stamp
 
@@ -261,6 +261,12 @@ class PairIndex:
         if of not in self.mirrors:
             self.mirrors[of] = RowMirror(self.embedder.dim)
         return similarities(matrix, query, self.mirrors[of])
+
+    def best_similarities(self, queries: Vectors) -> Vectors:
+        """Per row, its best cosine with any of ``queries`` (prototype sentences)."""
+        if "rows" not in self.mirrors:
+            self.mirrors["rows"] = RowMirror(self.embedder.dim)
+        return best_similarities(self.vectors, queries, self.mirrors["rows"])
 
     def query_vector(self, text: str) -> Vectors:
         """The query's vector: from the cache when the text is indexed (a turn searches

@@ -315,6 +315,22 @@ def similarities(matrix: npt.NDArray[np.float16], query: Floats,
         return np.asarray(out.float().numpy(), dtype=np.float32)
 
 
+def best_similarities(matrix: npt.NDArray[np.float16], queries: npt.NDArray[np.float32],
+                      mirror: RowMirror | None = None) -> Floats:
+    """Per row of ``matrix``, its best cosine with any row of ``queries`` (unit rows)."""
+    if not len(matrix) or not len(queries):
+        return np.full(len(matrix), -1.0, dtype=np.float32)
+    if "torch" not in sys.modules:
+        mirror = mirror if mirror is not None else RowMirror(matrix.shape[1])
+        return mirror.best_product(matrix, np.asarray(queries, dtype=np.float32))
+    import torch
+
+    with single_thread(torch):
+        out = torch.mm(torch.from_numpy(matrix),
+                       torch.from_numpy(np.asarray(queries, dtype=np.float16)).T)
+        return np.asarray(out.max(dim=1).values.float().numpy(), dtype=np.float32)
+
+
 class RowMirror:
     """The distinct rows of one float16 buffer as float32, and which one each row is.
 
@@ -359,12 +375,23 @@ class RowMirror:
 
     def product(self, matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
         """``matrix @ query`` for the matrix this mirror follows."""
+        self.follow(matrix)
+        return np.asarray((self.distinct[:self.count] @ query)[self.which[:self.rows]],
+                          dtype=np.float32)
+
+    def best_product(self, matrix: npt.NDArray[np.float16],
+                     queries: npt.NDArray[np.float32]) -> Floats:
+        """Per row, the largest of ``matrix @ q`` over the rows ``q`` of ``queries``: one
+        pass over the matrix for all of them, not one per query."""
+        self.follow(matrix)
+        scores = self.distinct[:self.count] @ queries.T
+        return np.asarray(scores.max(axis=1)[self.which[:self.rows]], dtype=np.float32)
+
+    def follow(self, matrix: npt.NDArray[np.float16]) -> None:
         if self.rows > len(matrix):  # not the matrix it followed: start again
             self.reset()
         if self.rows < len(matrix):
             self.extend(matrix)
-        return np.asarray((self.distinct[:self.count] @ query)[self.which[:self.rows]],
-                          dtype=np.float32)
 
 
 _MIX = np.random.default_rng(20261201).integers(1, 2**63, size=512, dtype=np.uint64) | 1

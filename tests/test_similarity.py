@@ -79,3 +79,15 @@ def test_an_expected_query_rides_along_with_the_next_batch() -> None:
     assert inner.seen == ["Priya is running the marathon", "what did priya say"]
     recent.embed(["what did priya say"])  # the search's query: no second model run
     assert len(inner.seen) == 2
+
+
+def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(tmp_path: Path) -> None:
+    from tests.conftest import FakeEmbedder
+
+    index = PairIndex(tmp_path, FakeEmbedder())
+    rng = np.random.default_rng(2)
+    dim = index.embedder.dim
+    index.vectors = _unit(rng.standard_normal((40, dim)))[rng.integers(0, 40, 400)].astype(np.float16)
+    protos = _unit(rng.standard_normal((6, dim))).astype(np.float32)
+    one_by_one = np.max([index.similarities(p) for p in protos], axis=0)
+    np.testing.assert_allclose(index.best_similarities(protos), one_by_one, atol=1e-6)
