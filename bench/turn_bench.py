@@ -171,12 +171,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for size in sizes:
         stage: dict[str, Any] = {"size": size}
         stage["build"] = child(["build", str(home), str(size)], None)
-        stage["new"] = child(["turns", str(home), str(args.turns), str(args.warmup)], None)
-        if baseline is not None:
-            copy = home.with_name(home.name + f"-old-{size}")
-            shutil.rmtree(copy, ignore_errors=True)
+        copy = home.with_name(home.name + f"-old-{size}")
+        if baseline is not None:  # copied before either runs: both start from the same
+            shutil.rmtree(copy, ignore_errors=True)  # state (no vectors of the other's turns)
             shutil.copytree(home, copy, symlinks=True)
             (copy / "alex" / "mira" / ".memfs" / "window.json").unlink(missing_ok=True)
+        stage["new"] = child(["turns", str(home), str(args.turns), str(args.warmup)], None)
+        if baseline is not None:
             few = args.turns if size < 100_000 else args.baseline_turns_100k
             stage["old"] = child(["turns", str(copy), str(few), str(args.warmup)], baseline)
             if size <= 10_000:

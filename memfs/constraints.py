@@ -26,7 +26,6 @@ from memfs.embed import Embedder
 from memfs.index_items import KIND_CODES
 from memfs.pair_index import PairIndex
 from memfs.ranker import eligibility
-from memfs.ranking import similarities
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
 
 DOMAINS = ("food", "drink", "activity", "gift", "place")
@@ -146,11 +145,8 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     eligible = eligibility(index, q) & groups.representative
     eligible &= index.kinds != KIND_CODES["summary"]
     topics = np.concatenate([_prototypes(index.embedder, TOPICS, d, "topic") for d in domains])
-    request = similarities(index.vectors, np.asarray(index.embedder.embed([q.text])[0],
-                                                     dtype=np.float32))
-    topic = np.full(len(request), -1.0, dtype=np.float32)
-    for proto in topics:  # one pass per prototype: float16 rows, no copy of the matrix
-        np.maximum(topic, similarities(index.vectors, proto), out=topic)
+    request = index.similarities(index.query_vector(q.text))
+    topic = np.asarray(index.best_similarities(topics), dtype=np.float32)
     score = w.request * request + w.topic * topic + w.salience * index.salience
     signals = {"semantic": request, "topic": topic}
     rows = np.flatnonzero(eligible & (score >= w.floor))

@@ -140,13 +140,16 @@ class VectorStore:
         self._segments: list[Vectors] = []
         self._names: list[str] = []
         self._seen: set[str] = set()
+        self._staged: dict[bytes, Vectors] = {}
+        """Rows kept in memory until ``flush`` (``stage``): a turn's one or two new texts
+        are not worth a segment and three fsyncs each."""
         self.load()
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._rows) + sum(1 for k in self._staged if k not in self._rows)
 
     def __contains__(self, key: bytes) -> bool:
-        return key in self._rows
+        return key in self._rows or key in self._staged
 
     def load(self) -> None:
         """Pick up segments written since the last load (by us or another process)."""
@@ -175,9 +178,35 @@ class VectorStore:
         """Rows for ``keys`` (all must be present), stacked in order."""
         out = np.empty((len(keys), self.dim), dtype=np.float32)
         for i, key in enumerate(keys):
+            staged = self._staged.get(key)
+            if staged is not None:
+                out[i] = staged
+                continue
             seg, row = self._rows[key]
             out[i] = self._segments[seg][row]
         return out
+
+    def stage(self, keys: Sequence[bytes], vectors: Vectors) -> int:
+        """Keep rows in memory, to be written by ``flush``; returns how many are waiting.
+        Lost if the process ends unflushed, which costs a later process a re-embedding."""
+        for key, row in zip(keys, vectors):
+            if key not in self._rows:
+                self._staged[key] = np.array(row, dtype=np.float32)
+        return len(self._staged)
+
+    def staged(self) -> int:
+        return len(self._staged)
+
+    def flush(self) -> None:
+        """Write the staged rows as one segment (callers hold the pair lock if shared)."""
+        if not self._staged:
+            return
+        self.load()
+        staged, self._staged = self._staged, {}
+        keys = [k for k in staged if k not in self._rows]
+        if keys:
+            self._write_segment(keys, np.stack([staged[k] for k in keys]))
+            self.load()
 
     def add(self, keys: Sequence[bytes], vectors: Vectors) -> None:
         """Write one new segment holding ``vectors`` (callers hold the pair lock if shared)."""
@@ -216,10 +245,11 @@ class VectorStore:
     def compact(self, keep: Sequence[bytes]) -> None:
         """Rewrite the store as one segment holding only ``keep`` (under the pair lock)."""
         self.load()
-        keys = list(dict.fromkeys(k for k in keep if k in self._rows))
+        keys = list(dict.fromkeys(k for k in keep if k in self))
         old = sorted(self.folder.glob("*.npy")) if self.folder.exists() else []
         vectors = self.get(keys)
         self._reset()
+        self._staged = {}
         for path in old:
             path.unlink()
         if keys:

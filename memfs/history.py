@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memfs import journal
 from memfs.errors import BadInputError
 from memfs.ids import check_id
 
@@ -150,9 +151,11 @@ class Appender:
         return Written(message, at, end, tail)
 
     def sync(self) -> None:
-        """Make every message written so far durable (fsync each touched file)."""
+        """Make every message written so far durable (fsync each touched file), then name
+        the touched files in the journal that warm readers follow (``memfs.journal``)."""
         for session in sorted(self._dirty):
             os.fsync(self._fds[session])
+        journal.note(self.root, self._dirty)
         self._dirty.clear()
 
     def close(self) -> None:

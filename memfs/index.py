@@ -11,7 +11,8 @@ items: 0.3 s instead of 4–5 s). Every file is CRC-checked: missing, partial, f
 damaged all mean "rebuild", never a wrong answer.
 
 Keeping current is lazy and cheap to check: at search time we compare HEAD's sha and the
-sizes of the ``history/*.jsonl`` files with what we indexed. A new HEAD (a pin, a card
+sizes of the session files appended to since the last look (``memfs.journal`` names them;
+every file is asked only now and then, see ``RESCAN_S``) with what we indexed. A new HEAD (a pin, a card
 write, a revert, a hand-edit commit, a dream merge — all just commits) is diffed against
 the last indexed one (``git diff --name-status``); cards and summary are re-read only when
 the diff touches them. History files are read from the working tree, from the byte offset
@@ -22,6 +23,7 @@ indexed: it is in context on every turn anyway.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -34,6 +36,7 @@ from memfs.index_git import (  # noqa: F401  (re-exported: the index's public su
     head_sha,
     history_sizes,
     read_new_messages,
+    session_sizes,
     utc_today,
 )
 from memfs.index_items import (  # noqa: F401  (re-exported)
@@ -62,6 +65,7 @@ from memfs.index_store import (  # noqa: F401  (re-exported)
 )
 from memfs.lock import pair_lock
 from memfs.pair_index import PairIndex, Progress, _Cursor, index_folder  # noqa: F401
+from memfs.window_files import Stamp
 
 SNAPSHOT_MIN_ROWS = 500
 """Save again once this many rows (or 5%) were added: what a new process re-reads at most."""
@@ -84,9 +88,9 @@ def open_index(root: Path, embedder: Embedder) -> PairIndex:
         if index is None or (index.items and not index.folder.exists()):
             index = _OPEN[key] = PairIndex(root, embedder)
         _OPEN.move_to_end(key)
-        limit = _OPEN_LIMIT[0]
-        while limit is not None and len(_OPEN) > limit:
-            _OPEN.popitem(last=False)
+        evicted = _evict(_OPEN_LIMIT[0])
+    for old in evicted:  # outside our lock: flushing takes the pair's
+        old.flush_vectors()
     index.embedder = embedder
     return index
 
@@ -97,8 +101,17 @@ def set_open_limit(limit: int | None) -> None:
         raise BadInputError(f"max pairs: must be at least 1 (got {limit})")
     with _OPEN_LOCK:
         _OPEN_LIMIT[0] = limit
-        while limit is not None and len(_OPEN) > limit:
-            _OPEN.popitem(last=False)
+        evicted = _evict(limit)
+    for old in evicted:
+        old.flush_vectors()
+
+
+def _evict(limit: int | None) -> list[PairIndex]:
+    """Drop the least recently opened indexes past ``limit`` (caller holds the lock)."""
+    out = []
+    while limit is not None and len(_OPEN) > limit:
+        out.append(_OPEN.popitem(last=False)[1])
+    return out
 
 
 def open_index_count() -> int:
@@ -109,7 +122,10 @@ def open_index_count() -> int:
 def forget_open_indexes() -> None:
     """Drop every warm index of this process (tests; ``reindex``)."""
     with _OPEN_LOCK:
+        dropped = list(_OPEN.values())
         _OPEN.clear()
+    for index in dropped:
+        index.flush_vectors()
 
 
 def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan:
@@ -125,7 +141,7 @@ def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan
         fresh = _memory_items_if_changed(index, head)
         if fresh is not None:
             _diff_memory_items(index, fresh, plan, add, remove)
-    _new_history(index, plan, add, remove)
+    _new_history(index, plan, add, remove, head_moved)
     if add or remove:
         vectors = index.vectors_for(add, progress)
         plan.embedded = index.last_embedded
@@ -206,11 +222,34 @@ def _diff_memory_items(index: PairIndex, fresh: list[Item], plan: ReconcilePlan,
         remove.append(ref)
 
 
+RESCAN_S = 30.0
+"""The longest a warm index goes without asking every session file for its size. Between
+full scans it looks only at the files the journal names (``memfs.journal``: every append
+through memfs), so a turn's cost does not grow with the number of sessions; what the
+journal cannot see, a session file edited in place by hand, is picked up within this."""
+
+
+def _history_to_read(index: PairIndex, head_moved: bool) -> tuple[dict[str, int], bool]:
+    """Sizes of the session files to look at, and whether that is every one of them: all
+    of them when the index is new, HEAD moved, ``history/`` gained or lost a file, the
+    journal cannot be trusted, or ``RESCAN_S`` passed; else the ones appended to since."""
+    now = time.monotonic()
+    folder = Stamp.of(index.root / "history")
+    named = index.journal.since()
+    if (named is None or head_moved or folder != index.history_stamp
+            or now - index.scanned_at > RESCAN_S):
+        index.journal.start()
+        index.history_stamp, index.scanned_at = folder, now
+        return history_sizes(index.root), True
+    return session_sizes(index.root, named | index.recheck), False
+
+
 def _new_history(index: PairIndex, plan: ReconcilePlan, add: list[Item],
-                 remove: list[tuple[str, str]]) -> None:
+                 remove: list[tuple[str, str]], head_moved: bool) -> None:
     """Messages appended since the last refresh (history is read from the working tree)."""
-    sizes = history_sizes(index.root)
-    for session in sorted((index.cursors.keys() - sizes.keys()) | index.recheck):
+    sizes, every = _history_to_read(index, head_moved)
+    gone = (index.cursors.keys() - sizes.keys()) if every else set()
+    for session in sorted(gone | index.recheck):
         _drop_session(index, session, plan, remove)
     index.recheck.clear()
     for session, size in sorted(sizes.items()):
@@ -260,7 +299,9 @@ def reindex(root: Path, embedder: Embedder, progress: Progress | None = None,
                 (index_folder(root, embedder.name) / name).unlink(missing_ok=True)
     else:
         drop_index(root, embedder.name)
-    _OPEN.pop((str(root.resolve()), embedder.name), None)
+    old = _OPEN.pop((str(root.resolve()), embedder.name), None)
+    if old is not None and keep_vectors:
+        old.flush_vectors()
     index = open_index(root, embedder)
     plan = refresh(index, progress)
     with pair_lock(root):

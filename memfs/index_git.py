@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from memfs import history
@@ -35,6 +36,17 @@ def history_sizes(root: Path) -> dict[str, int]:
         return {}
     return {e.name[:-6]: e.stat().st_size for e in entries
             if e.name.endswith(".jsonl") and e.is_file()}
+
+
+def session_sizes(root: Path, sessions: Iterable[str]) -> dict[str, int]:
+    """Sizes of the named session files that exist (one ``stat`` each)."""
+    sizes = {}
+    for session in sessions:
+        try:
+            sizes[session] = os.stat(root / "history" / f"{session}.jsonl").st_size
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return sizes
 
 
 def read_new_messages(root: Path, session: str, offset: int, first_turn: int = 0,

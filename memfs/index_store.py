@@ -205,6 +205,7 @@ def _install(index: PairIndex, manifest: dict[str, Any], table: ItemTable, bm25:
     recheck = _rewritten(index.root, cursors)
     # nothing above changed ``index``: any error there leaves it empty, to be rebuilt
     index.items, index.position, index.bm25, index.vectors = table, position, bm25, vectors
+    index.mirrors = {}
     index.kinds = np.array(arrays["kinds"], dtype=np.int8)
     index.status = np.array(arrays["status"], dtype=np.int8)
     index.expires = np.array(arrays["expires"], dtype=np.float64)

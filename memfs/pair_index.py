@@ -9,8 +9,10 @@ vector, its status and kind codes, its salience and its duplicate group (see
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +22,15 @@ import numpy as np
 
 from memfs.chunks import Pieces, pieces
 from memfs.dedupe import DupGroups, dup_key
-from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore
+from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore, content_key
+from memfs.errors import LockError
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdated_messages
+from memfs.journal import JournalReader
 from memfs.links import TurnLinks
 from memfs.lock import pair_lock
-from memfs.ranking import BM25, tokenize
+from memfs.ranking import BM25, RowMirror, best_similarities, similarities, tokenize
 from memfs.salience import message_salience
+from memfs.window_files import Stamp
 
 Progress = Callable[[int, int], None]
 
@@ -69,6 +74,9 @@ class PairIndex:
         self.pieces = Pieces.empty(embedder.dim)
         """Vectors of the pieces of long messages (``memfs.chunks``), each with its row."""
         self.bm25 = BM25()
+        self.mirrors: dict[str, RowMirror] = {}
+        """float32 mirrors of ``vectors`` and of the piece vectors (``ranking.RowMirror``);
+        emptied whenever either matrix is replaced rather than appended to."""
         self.head: str | None = None
         self.state_head: str | None = None
         """The commit ``state.json`` on disk describes (so a fresh process does not rewrite it)."""
@@ -84,6 +92,11 @@ class PairIndex:
         """Rows of the snapshot on disk this index was loaded from or last saved."""
         self.recheck: set[str] = set()
         """Sessions whose history file no longer starts as the snapshot saw it: re-read."""
+        self.journal = JournalReader(root)
+        """Which session files were appended to since the last refresh (``memfs.journal``)."""
+        self.history_stamp: Stamp | None = None
+        self.scanned_at = 0.0
+        """When every session file was last asked for its size (``time.monotonic``)."""
 
     @property
     def store(self) -> VectorStore:
@@ -180,6 +193,7 @@ class PairIndex:
         self.times = np.zeros(0, dtype=np.float64)
         self.groups, self.links = DupGroups(), TurnLinks()
         self.pieces = Pieces.empty(self.embedder.dim)
+        self.mirrors = {}
         self.apply(items, [], vectors)
 
     def is_outdated(self, item: Item) -> bool:
@@ -210,11 +224,14 @@ class PairIndex:
                 if self.position.get(item.ref) == row]
 
     def vectors_for(self, items: Sequence[Item], progress: Progress | None = None) -> Vectors:
-        """Embed what the cache lacks (outside the lock), store it under the lock."""
+        """Embed what the cache lacks (outside the lock), store it under the lock: a few
+        rows (a turn's new message) wait in memory for ``flush_vectors``, a bulk job's
+        chunks are written as they come (a crash keeps what was done)."""
         def write(keys: Sequence[bytes], vecs: Vectors) -> None:
-            with pair_lock(self.root):
-                self.store.add(keys, vecs)
-                self.store.merge_small()
+            if self.store.stage(keys, vecs) >= STAGED_ROWS:
+                self.flush_vectors()
+            else:
+                _UNFLUSHED.add(self)
 
         cached = CachedEmbedder(self.embedder, self.store, on_progress=progress, write=write)
         self.store.load()
@@ -225,9 +242,55 @@ class PairIndex:
         self._piece_vectors = dict(zip(extra, out[len(texts):]))
         return out[:len(texts)]
 
+    def flush_vectors(self) -> None:
+        """Write the staged vectors to the cache on disk (a snapshot save, a full stage,
+        the end of the process); a busy lock leaves them for the next flush."""
+        if self._store is None or not self._store.staged():
+            return
+        try:
+            with pair_lock(self.root):
+                self._store.flush()
+                self._store.merge_small()
+        except LockError:
+            return
+        _UNFLUSHED.discard(self)
+
+    def similarities(self, query: Vectors, of: str = "rows") -> Vectors:
+        """Cosine of every row (``of="pieces"``: every piece) with the unit ``query``."""
+        matrix = self.pieces.vectors if of == "pieces" else self.vectors
+        if of not in self.mirrors:
+            self.mirrors[of] = RowMirror(self.embedder.dim)
+        return similarities(matrix, query, self.mirrors[of])
+
+    def best_similarities(self, queries: Vectors) -> Vectors:
+        """Per row, its best cosine with any of ``queries`` (prototype sentences)."""
+        if "rows" not in self.mirrors:
+            self.mirrors["rows"] = RowMirror(self.embedder.dim)
+        return best_similarities(self.vectors, queries, self.mirrors["rows"])
+
+    def query_vector(self, text: str) -> Vectors:
+        """The query's vector: from the cache when the text is indexed (a turn searches
+        with the message it just added), else from the model."""
+        key = content_key(self.embedder.name, text)
+        if self._store is not None and key in self._store:
+            return np.asarray(self._store.get([key])[0], dtype=np.float32)
+        return np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+
     last_embedded = 0
     _piece_vectors: dict[str, Any] = {}
     """Piece vectors embedded by the last ``vectors_for`` (``apply`` takes them from here)."""
+
+
+STAGED_ROWS = 64
+"""Staged vectors past this are written at once: a segment per 64 new texts, not per turn."""
+
+_UNFLUSHED: weakref.WeakSet[PairIndex] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for index in list(_UNFLUSHED):
+        index.flush_vectors()
 
 
 def _ordinal(day: str | None) -> float:

@@ -37,7 +37,6 @@ from memfs.ranking import (
     fuse,
     names,
     recency,
-    similarities,
     top_candidates,
 )
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
@@ -102,10 +101,10 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
     eligible = eligibility(index, q)
     if weights.collapse:
         eligible &= groups.representative
-    qvec = index.embedder.embed([q.text])[0]
-    raw = similarities(index.vectors, qvec)
+    qvec = index.query_vector(q.text)
+    raw = index.similarities(qvec)
     if weights.pieces > 0 and len(index.pieces.parent):  # long messages: their best piece
-        best = index.pieces.best(similarities(index.pieces.vectors, qvec), len(raw))
+        best = index.pieces.best(index.similarities(qvec, of="pieces"), len(raw))
         raw = raw + weights.pieces * np.maximum(best - raw, 0.0)
     semantic = np.where(eligible, raw, -np.inf).astype(np.float32)
     terms = query_terms(q.text, weights.framing)

@@ -18,6 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from memfs.embed_memo import expect_text
 from memfs.index import open_index, refresh
 from memfs.ranker import rank
 from memfs.ranking import Weights
@@ -45,6 +46,7 @@ def search(pair: MemoryPair, query: str, k: int = 5, include_stale: bool = False
     q = make_query(query, k, include_stale, time_scope, entities, memory_types, now, kinds,
                    exclude)
     index = open_index(pair.root, pair.store.embedder)
+    expect_text(index.embedder, q.text)  # embedded with the turn's new message, if any
     refresh(index)
     return rank(index, q, weights or DEFAULT_WEIGHTS)
 

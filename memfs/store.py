@@ -31,6 +31,7 @@ from memfs.repo import PairRepo
 if TYPE_CHECKING:
     from memfs.context import Context
     from memfs.embed import Embedder
+    from memfs.embed_memo import RecentEmbedder
     from memfs.history import Message
     from memfs.llm import LLM
     from memfs.search import SearchHit
@@ -48,6 +49,8 @@ class MemoryStore:
         self.home = Path(home).expanduser()
         self.config = (config or Config()).with_(home=self.home)
         self._embedder = embedder
+        self._recent: RecentEmbedder | None = None
+        """``_embedder`` behind an in-memory cache of recent texts (``memfs.embed_memo``)."""
         self._llm = llm
         self._services = services
         self.clock = clock or utcnow
@@ -57,11 +60,15 @@ class MemoryStore:
     @property
     def embedder(self) -> Embedder:
         """The embedding model, loaded on first use (this is what imports torch)."""
-        if self._embedder is None:
-            from memfs.embed import default_embedder
+        if self._recent is None:
+            from memfs.embed_memo import RecentEmbedder
 
-            self._embedder = default_embedder(self.config.embed_model)
-        return self._embedder
+            if self._embedder is None:
+                from memfs.embed import default_embedder
+
+                self._embedder = default_embedder(self.config.embed_model)
+            self._recent = RecentEmbedder(self._embedder)
+        return self._recent
 
     @property
     def services(self) -> Services:

@@ -61,6 +61,12 @@ VERSION = 1
 STATE_FILE = Path(".memfs") / "window.json"
 
 
+RESCAN_NS = 30 * 1_000_000_000
+"""The longest a warm window goes without a scan of every session file: a hand edit
+inside a session it no longer follows (an old, evicted one) is seen within this (the
+scan finds the file newer than the last scan, and the window is rebuilt)."""
+
+
 @dataclass
 class Tail:
     """One session file with messages in the window (or closed since the last scan)."""
@@ -170,8 +176,9 @@ class WindowState:
             self.events_stamp = events_now
         history_now = Stamp.of(self.root / "history")
         closed = sum(1 for t in self.tails.values() if not t.entries)
-        crowded = closed > 16 and time.time_ns() - self.scanned_ns > SLACK_NS
-        if moved or crowded or _changed(history_now, self.history_stamp):
+        since = time.time_ns() - self.scanned_ns
+        crowded = closed > 16 and since > SLACK_NS
+        if moved or crowded or since > RESCAN_NS or _changed(history_now, self.history_stamp):
             self._scan()
             self.history_stamp = history_now
         for session, tail in list(self.tails.items()):

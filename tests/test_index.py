@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+import memfs.index
 from memfs import history
 from memfs.app import MemoryStore
 from memfs.embed import VectorStore, content_key
@@ -136,8 +138,10 @@ def test_history_appends_embed_only_the_new_lines(fpair: MemoryPair,
         "message", f"{SESSION}:2", f"history/{SESSION}.jsonl", 2)
 
 
-def test_a_torn_last_line_waits_until_it_is_complete(fpair: MemoryPair,
-                                                     fake_embedder: FakeEmbedder) -> None:
+def test_a_torn_last_line_waits_until_it_is_complete(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    # written outside memfs, so no journal names the file: seen at the next full scan
+    monkeypatch.setattr(memfs.index, "RESCAN_S", -1.0)
     reconcile(fpair.root, fake_embedder)
     path = fpair.root / "history" / f"{SESSION}.jsonl"
     with path.open("a", encoding="utf-8") as handle:
@@ -146,6 +150,66 @@ def test_a_torn_last_line_waits_until_it_is_complete(fpair: MemoryPair,
     with path.open("a", encoding="utf-8") as handle:
         handle.write('ent": "kites", "ts": "2026-11-05T12:00:00Z"}\n')
     assert reconcile(fpair.root, fake_embedder).added == [("message", f"{SESSION}:2")]
+
+
+def test_a_warm_index_sees_what_others_append_without_listing_history(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder) -> None:
+    """Between full scans only the sessions the journal names are looked at: a message
+    appended by any memfs writer (here another Appender, as another process would) is
+    found by the next search, and no refresh lists ``history/`` or asks every file."""
+    for day in range(1, 40):  # many closed sessions: what a full scan would have to stat
+        history.append(fpair.root, f"s-202610{day // 10}{day % 10}-01", "user", f"day {day}", NOW)
+    fpair.search("warm up")
+    listed: list[str] = []
+    _LISTING.append(listed)
+    try:
+        history.append(fpair.root, SESSION, "user", "My parrot is called Biscuit", NOW)
+        plan = reconcile(fpair.root, fake_embedder)
+        hits = fpair.search("what is the parrot called", k=1)
+    finally:
+        _LISTING.clear()
+    assert plan.added == [("message", f"{SESSION}:2")]
+    assert hits[0].id == f"{SESSION}:2"
+    assert not [p for p in listed if Path(p).name == "history"], "nor lists history/"
+
+
+_LISTING: list[list[str]] = []
+
+
+def _listing_hook(event: str, args: tuple[object, ...]) -> None:
+    if _LISTING and event in ("os.scandir", "os.listdir", "glob.glob"):
+        _LISTING[-1].append(str(args[0]) if args else "")
+
+
+sys.addaudithook(_listing_hook)
+
+
+def test_a_file_edited_outside_memfs_is_seen_at_the_next_full_scan(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    reconcile(fpair.root, fake_embedder)
+    path = fpair.root / "history" / f"{SESSION}.jsonl"
+    with path.open("a", encoding="utf-8") as handle:  # no journal entry: not through memfs
+        handle.write('{"session": "s-20261105-01", "turn": 2, "role": "user", '
+                     '"content": "kites", "ts": "2026-11-05T12:00:00Z"}\n')
+    assert reconcile(fpair.root, fake_embedder).empty, "not before the rescan interval"
+    monkeypatch.setattr(memfs.index, "RESCAN_S", -1.0)
+    assert reconcile(fpair.root, fake_embedder).added == [("message", f"{SESSION}:2")]
+
+
+def test_a_new_process_does_not_embed_what_the_last_one_did(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder) -> None:
+    """A turn's new vectors wait in memory rather than costing a segment each; they are
+    written when the process ends (or the index is dropped), so they are not lost."""
+    reconcile(fpair.root, fake_embedder)
+    history.append(fpair.root, SESSION, "user", "The boat is moored at Wivenhoe", NOW)
+    assert reconcile(fpair.root, fake_embedder).embedded == 1
+    forget_open_indexes()  # as the end of a process does (``atexit``)
+    drop = fpair.root / ".memfs" / "index"
+    for snapshot in drop.rglob("snapshot.json"):
+        snapshot.unlink()  # a new process that must re-read every message
+    calls = fake_embedder.embedded
+    assert reconcile(fpair.root, fake_embedder).embedded == 0
+    assert fake_embedder.embedded == calls
 
 
 def test_deleting_dot_memfs_loses_nothing(fpair: MemoryPair, fake_embedder: FakeEmbedder) -> None:

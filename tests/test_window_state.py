@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from memfs.agent.dream.runner import run_pending
 
+import memfs.window
 from memfs.app import MemoryStore
 from memfs.compaction import Span, pending_events
 from memfs.config import Config
@@ -117,6 +118,30 @@ def test_the_kept_window_is_always_the_window_by_definition(isolated_env: Path) 
 
     # a reset that drops a dream merge from HEAD: its window rejoins
     run_git(pair.root, "reset", "-q", "--hard", f"{run.results[0].merge}^1")
+    assert ids(current_window(pair)) == ids(by_definition(pair))
+
+
+def test_a_line_added_by_hand_to_an_old_session_joins_the_window_after_a_rescan(
+        isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session the window no longer follows (all of it evicted) edited by hand in place:
+    no stamp the turn checks changes, so it is seen at the next full scan, which a warm
+    window runs at least every ``RESCAN_NS``."""
+    pair = make_pair(isolated_env, window_budget=300)
+    forget_window_states()
+    add_messages(pair, exchanges(0, 10, session="s-old"), options=NONE)
+    add_messages(pair, exchanges(10, 10, session="s-new"), options=NONE)
+    time.sleep(1.1)  # past the clock slack: the old session is let go at the next scan
+    pair.repo.commit_paths(pair.root, ["history/*.jsonl"], "history: all\n\nMemfs-Actor: user\n",
+                           __import__("memfs.gitio").gitio.USER)
+    current_window(pair)
+    assert "s-old" not in window_state(pair).tails, "the old session is no longer followed"
+    assert all(m.session != "s-old" for m in current_window(pair))
+    with (pair.root / "history" / "s-old.jsonl").open("a") as handle:  # not through memfs
+        handle.write(json.dumps({"role": "user", "content": "added by hand later",
+                                 "ts": T0.isoformat()}) + "\n")
+    assert "added by hand later" not in [m.content for m in current_window(pair)]
+    monkeypatch.setattr(memfs.window, "RESCAN_NS", 0)
+    assert "added by hand later" in [m.content for m in current_window(pair)]
     assert ids(current_window(pair)) == ids(by_definition(pair))
 
 

@@ -1,0 +1,93 @@
+"""The similarity product over distinct rows, and the embedder's memory of recent texts:
+both must give exactly what the plain computation gives, only cheaper."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from memfs.embed import Vectors
+from memfs.embed_memo import RecentEmbedder
+from memfs.pair_index import PairIndex, _grow
+from memfs.ranking import RowMirror
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_product_over_distinct_rows_equals_the_plain_one_as_rows_are_appended() -> None:
+    rng = np.random.default_rng(5)
+    texts = _unit(rng.standard_normal((50, 32))).astype(np.float16)
+    buffer = np.zeros((0, 32), dtype=np.float16)
+    mirror = RowMirror(32)
+    for size in (300, 1, 7, 2000):  # repeats of 50 "texts", appended as a chat would
+        buffer = _grow(buffer, texts[rng.integers(0, 50, size)])
+        query = _unit(rng.standard_normal((1, 32)))[0].astype(np.float32)
+        plain = buffer.astype(np.float32) @ query
+        np.testing.assert_allclose(mirror.product(buffer, query), plain, rtol=0, atol=1e-6)
+        assert mirror.count <= 50, "each distinct row is multiplied once"
+
+
+def test_an_index_that_replaces_its_matrix_starts_a_new_mirror(tmp_path: Path) -> None:
+    """Compaction and snapshot loads replace the matrix: the old mirror must not be used
+    (two indexes with the same first and last rows once shared one, by address)."""
+    from tests.conftest import FakeEmbedder
+
+    index = PairIndex(tmp_path, FakeEmbedder())
+    rng = np.random.default_rng(9)
+    index.vectors = _unit(rng.standard_normal((20, index.embedder.dim))).astype(np.float16)
+    query = _unit(rng.standard_normal((1, index.embedder.dim)))[0].astype(np.float32)
+    index.similarities(query)
+    swapped = index.vectors.copy()
+    swapped[5:] = index.vectors[:15][::-1]
+    index.vectors, index.mirrors = swapped, {}  # what _compact and load_snapshot do
+    np.testing.assert_allclose(index.similarities(query), swapped.astype(np.float32) @ query,
+                               atol=1e-6)
+
+
+class Counting:
+    name, dim = "counting", 4
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.seen += texts
+        return np.array([[len(t), t.count("a"), 1.0, 0.0] for t in texts], dtype=np.float32)
+
+
+def test_recent_texts_go_through_the_model_once() -> None:
+    inner = Counting()
+    recent = RecentEmbedder(inner, size=3)
+    first = recent.embed(["pizza night?", "pizza night?", "ok"])
+    again = recent.embed(["ok", "pizza night?"])
+    assert inner.seen == ["pizza night?", "ok"]
+    np.testing.assert_array_equal(again, first[[2, 0]])
+    recent.embed(["a", "b", "c"])  # pushes the oldest out
+    recent.embed(["pizza night?"])
+    assert inner.seen[-1] == "pizza night?"
+
+
+def test_an_expected_query_rides_along_with_the_next_batch() -> None:
+    inner = Counting()
+    recent = RecentEmbedder(inner)
+    recent.expect("what did priya say")
+    recent.embed(["Priya is running the marathon"])  # the index embeds the new message
+    assert inner.seen == ["Priya is running the marathon", "what did priya say"]
+    recent.embed(["what did priya say"])  # the search's query: no second model run
+    assert len(inner.seen) == 2
+
+
+def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(tmp_path: Path) -> None:
+    from tests.conftest import FakeEmbedder
+
+    index = PairIndex(tmp_path, FakeEmbedder())
+    rng = np.random.default_rng(2)
+    dim = index.embedder.dim
+    index.vectors = _unit(rng.standard_normal((40, dim)))[rng.integers(0, 40, 400)].astype(np.float16)
+    protos = _unit(rng.standard_normal((6, dim))).astype(np.float32)
+    one_by_one = np.max([index.similarities(p) for p in protos], axis=0)
+    np.testing.assert_allclose(index.best_similarities(protos), one_by_one, atol=1e-6)
