@@ -253,6 +253,8 @@ class PairIndex:
                 self._store.merge_small()
         except LockError:
             return
+        except OSError:  # the pair was deleted (a temporary home at exit): nothing to keep
+            self._store = None
         _UNFLUSHED.discard(self)
 
     def similarities(self, query: Vectors, of: str = "rows") -> Vectors:

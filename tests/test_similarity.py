@@ -91,3 +91,19 @@ def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(tmp_path: 
     protos = _unit(rng.standard_normal((6, dim))).astype(np.float32)
     one_by_one = np.max([index.similarities(p) for p in protos], axis=0)
     np.testing.assert_allclose(index.best_similarities(protos), one_by_one, atol=1e-6)
+
+
+def test_staged_vectors_of_a_deleted_pair_are_dropped_quietly(tmp_path: Path) -> None:
+    """A temporary home removed before the process exits (an eval) must not make the exit
+    hook print a traceback: the vectors have nowhere to go."""
+    import shutil
+
+    from tests.conftest import FakeEmbedder
+
+    root = tmp_path / "pair"
+    (root / ".memfs").mkdir(parents=True)
+    index = PairIndex(root, FakeEmbedder())
+    index.store.stage([b"k" * 32], np.ones((1, index.embedder.dim), dtype=np.float32))
+    shutil.rmtree(root)
+    index.flush_vectors()  # raised FileNotFoundError
+    assert index._store is None
