@@ -300,7 +300,7 @@ def make(name: str) -> Extractor:
     raise BadInputError(f"--extractor: one of rules, semantic, offline (got {name!r})")
 
 
-BLIND = frozenset({"blind8"})
+BLIND = frozenset({"blind8", "blind9"})
 """Splits kept out of every run unless named: they are measured once, and never tuned on."""
 
 
