@@ -131,16 +131,17 @@ def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summar
 
 
 class OfflineExtractor:
-    """The offline extractor as dreaming uses it: the embedding extractor fronts the rules.
+    """The offline extractor as dreaming uses it: the learned extractor behind the strict rules.
 
-    The rules keep what they are measurably better at on the tune splits (dated plans and
-    their reschedules, closes, the slots they were written for); every user message the rules
-    found nothing in goes to the embedding extractor (``extract_semantic``), which does not
-    depend on wording. With the embedder the rules run strict (``Context.strict``: the gated
-    rules and other people's plans write nothing; issue 13's second round measured each rule
-    in this combination, ``bench/rule_audit.py``), and an embedding card that repeats a card
-    of this dream or an active one is dropped (``_known``). Without an embedder
-    (``embedder=None``) only the rules run, unstrict: nothing else would catch an allergy.
+    Every user message the rules found nothing in goes to the learned extractor
+    (``learned.LearnedExtractor``: classifiers over sentence embeddings, fitted on the dev
+    windows, no dependence on wording). The rules run strict (``Context.strict``: the gated
+    rules and other people's plans write nothing); under the leave-one-split-out estimate
+    (``bench/extract_loso.py``, issue 13's third round) they add a little recall on the
+    splits they were not written from and keep reschedules, closes and supersedes (see
+    BENCHMARKS.md). A learned card that repeats a card of this dream or an active one is
+    dropped (``_known``). Without an embedder (``embedder=None``) only the rules run,
+    unstrict: nothing else would catch an allergy.
     """
 
     def __init__(self, embedder: Embedder | None) -> None:
@@ -151,10 +152,10 @@ class OfflineExtractor:
         ruled = extract_offline(window, cards, summary, now, strict=self.embedder is not None)
         if self.embedder is None:
             return ruled
-        from memfs.agent.dream.extract_semantic import SemanticExtractor
+        from memfs.agent.dream.learned import LearnedExtractor
 
-        semantic = SemanticExtractor(self.embedder)(window, cards, summary, now)
-        return combine(ruled, semantic, window, cards, summary, now)
+        learned = LearnedExtractor(self.embedder)(window, cards, summary, now)
+        return combine(ruled, learned, window, cards, summary, now)
 
 
 def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
