@@ -8,8 +8,9 @@ scenario (``agent/evals/planted_data.py`` is not in the extraction set).
 
 Labels, per user sentence of a window (``learned.rows_of``):
 
-- a reference card's type, for the first sentence whose card body (as the extractor would write
-  it) holds every keyword of that reference and, for a dated plan, the same end date; when no
+- a reference card's type, for the first sentence that holds every keyword of it itself, else
+  the first whose card body (as the extractor would write it, with the sentence it leans on)
+  holds every keyword of that reference and, for a dated plan, the same end date; when no
   single sentence does, the sentence that completes it with the one before (facts told over two
   messages);
 - ``none`` for every other sentence; a sentence that would write a ``forbidden`` card (other
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from memfs.agent.dream import extraction_eval as ev
-from memfs.agent.dream.cardtext import leans_on_previous, write_body
+from memfs.agent.dream.cardtext import leans_on_previous, normalise, write_body
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.extract_semantic import _units
 from memfs.agent.dream.learned import TYPES, LearnedExtractor, Model, Row, features, rows_of
@@ -37,7 +38,7 @@ from memfs.agent.dream.prototypes import load_prototypes
 from memfs.embed import Embedder
 
 CLASSES = ("none", *TYPES)
-L2 = 1.0
+L2 = 3.0
 """Inverse regularisation strength (scikit-learn's ``C``)."""
 FORBIDDEN_WEIGHT = 3.0
 THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
@@ -68,7 +69,8 @@ def labels(window: ev.EvalWindow, rows: Sequence[Row]) -> tuple[list[int], list[
             end = bodies[i][1]
             return not want or (end is not None and end.isoformat() == want)
 
-        alone = [i for i in free if _holds(bodies[i][0], ref["keywords"]) and dated(i)]
+        own = [i for i in free if _holds(normalise(rows[i].sentence).lower(), ref["keywords"]) and dated(i)]
+        alone = own or [i for i in free if _holds(bodies[i][0], ref["keywords"]) and dated(i)]
         joined = [i for i in free if i and _holds(bodies[i - 1][0] + " " + bodies[i][0], ref["keywords"])
                   and (dated(i) or dated(i - 1))]
         if alone or joined:

@@ -54,8 +54,9 @@ SALIENCE = {"fact": 0.65, "relationship": 0.65, "preference": 0.5, "boundary": 0
 
 _CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|could|when we ever|one day|"
                           r"someday|wish|hypothetically)\b", re.IGNORECASE)
-_REPORTED = re.compile(r"\b\w+\s+(?:says|said|reckons|thinks|told me|claims|keeps saying|swears)\b(?:\s+that)?"
-                       r"\s+(?:I|I'm|I'll|I've|we|we're|me|my)\b", re.IGNORECASE)
+_REPORTED = re.compile(r"\b\w+\s+(?:says|said|reckons|thinks|told (?:me|us|everyone)|claims|keeps saying|swears|"
+                       r"is convinced)\b(?:\s+that)?\s+(?:I|I'm|I'll|I've|I'd|we|we're|me|my|the user)\b",
+                       re.IGNORECASE)
 _KIN_NAME = re.compile(r"\bmy\s+(?:\w+\s+)?(?:mum|mom|dad|sister|brother|friend|mate|boss|manager|partner|"
                        r"girlfriend|boyfriend|wife|husband|flatmate|housemate|roommate|colleague|cousin|aunt|"
                        r"uncle|son|daughter|niece|nephew|gran|nan|neighbour|neighbor|fianc[eé]e?)\s+"
@@ -67,8 +68,19 @@ _NOT_NAMES = frozenset({"and", "but", "who", "was", "is", "has", "had", "says", 
                         "that", "this", "here", "there", "now", "too", "over", "back", "loves", "hates"})
 
 
+def entities(sentence: str, context: str = "") -> tuple[str, ...]:
+    """``user`` and the people and places named: capitalised names, and a lowercase word right
+    after "my friend / sister / boss ..." ("my friend deepa") is a person too."""
+    text = f"{context} {sentence}"
+    names = [n for n in names_in(" " + text) if n.lower() != "the user"]
+    names += [m.group(1).capitalize() for m in _KIN_NAME.finditer(text) if m.group(1).lower() not in _NOT_NAMES]
+    return ("user", *dict.fromkeys(names))
+
+
 def flags(sentence: str, day_future: bool, day_past: bool) -> list[float]:
-    """Grammar of a sentence as numbers the classifier weighs (no flag decides alone)."""
+    """Grammar of a sentence as numbers the classifier weighs (no flag decides alone): whose
+    sentence it is, reported, conditional, hedged, a question, dated ahead or back, and its
+    length."""
     return [float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
             float(someone_else_acts(sentence)), float(_REPORTED.search(sentence) is not None),
             float(_CONDITIONAL.search(sentence) is not None or HYPOTHETICAL.search(sentence) is not None),
@@ -198,9 +210,20 @@ class LearnedExtractor(SemanticExtractor):
         x = features(rows, self.embedder, protos)
         card, types = self.model.card(x), self.model.types(x)
         cands = [c for unit, row, p, t in zip(sentence_units, rows, card, types, strict=True)
-                 if p >= self.model.threshold and (c := self._card(unit, row, TYPES[int(t.argmax())],
-                                                                   vec_of[id(unit)], protos)) is not None]
+                 if p >= self.model.threshold and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
         return cands, closes
+
+    def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
+        """The most likely type's card; a routine told with a day ("parkrun every Saturday") is
+        a standing fact, not a plan; reported speech ("my manager priya says I'm ...") can only
+        say who that person is, never the user's own fact or plan."""
+        order = [TYPES[int(i)] for i in np.argsort(-types)]
+        kind = order[0]
+        if _REPORTED.search(unit.sentence):
+            kind = "relationship" if "relationship" in order[:3] else ""
+        elif kind == "plan" and _ROUTINE.search(unit.sentence):
+            kind = next(k for k in order if k not in ("plan", "event"))
+        return self._card(unit, row, kind, vec, protos) if kind else None
 
     def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
@@ -232,12 +255,3 @@ _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|whe
                                  r"|\b(?:would|'d)\s+(?:probably\s+|definitely\s+|totally\s+)?\w+", re.IGNORECASE)
 _ROUTINE = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|week|month|morning|evening|night|weekend|"
                       r"mon|tue|wed|thu|fri|sat|sun)\w*", re.IGNORECASE)
-
-
-def entities(sentence: str, context: str = "") -> tuple[str, ...]:
-    """``user`` and the people and places named: capitalised names, and a lowercase word right
-    after "my friend / sister / boss ..." ("my friend deepa") is a person too."""
-    text = f"{context} {sentence}"
-    names = [n for n in names_in(" " + text) if n.lower() != "the user"]
-    names += [m.group(1).capitalize() for m in _KIN_NAME.finditer(text) if m.group(1).lower() not in _NOT_NAMES]
-    return ("user", *dict.fromkeys(names))
