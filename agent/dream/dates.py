@@ -94,6 +94,10 @@ def _month_and_day(found: list[tuple[int, str, DateHit]], today: dt.date) -> tup
     return first, "month_day", DateHit(day, day, month[2].phrase if month[0] < nth[0] else nth[2].phrase, False)
 
 
+ROUTINE = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|week|month|morning|evening|night|weekend|"
+                     r"mon|tue|wed|thu|fri|sat|sun)\w*", re.IGNORECASE)
+"""A routine ("every Tuesday", "each morning"): a standing habit, not a dated plan."""
+
 _EXACT = ("iso", "month_day", "day_month")
 _AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month")
 _FUTURE = re.compile(r"\b(?:will|won't|'ll|going to|gonna|is on|are on|'s on|coming up|planning|plan to|"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 
-from memfs.agent.dream.dates import find_date
+from memfs.agent.dream.dates import ROUTINE, find_date
 from memfs.agent.dream.ops import (
     CloseOp,
     ExpireOp,
@@ -160,9 +160,11 @@ class OfflineExtractor:
 
 def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
             summary: str, now: dt.datetime) -> Extraction:
-    """The rules' ops, then each embedding op on a message the rules wrote nothing from and
-    on a card no earlier op touched; the summary is rewritten from the result."""
-    ops = list(ruled.ops)
+    """The rules' ops, then each learned (or embedding) op on a message the rules wrote nothing
+    from and on a card no earlier op touched; the summary is rewritten from the result. A rule's
+    plan that is a routine ("spin class every Tuesday") is dropped: a routine is a standing
+    fact, which the learned extractor writes as one."""
+    ops = [op for op in ruled.ops if not (isinstance(op, WriteOp) and op.type == "plan" and ROUTINE.search(op.body))]
     covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
                for t in op.turns}
     used = {t for op in ops for t in op_targets(op)}

@@ -38,7 +38,7 @@ from memfs.agent.dream.cardtext import (
     speaks_of_user,
     write_body,
 )
-from memfs.agent.dream.dates import find_date, looks_past
+from memfs.agent.dream.dates import ROUTINE, find_date, looks_past
 from memfs.agent.dream.extract_semantic import Cand, SemanticExtractor, Unit, closing
 from memfs.agent.dream.ops import CloseOp, MessageLike
 from memfs.agent.dream.prototypes import Prototypes
@@ -221,7 +221,7 @@ class LearnedExtractor(SemanticExtractor):
         kind = order[0]
         if _REPORTED.search(unit.sentence):
             kind = "relationship" if "relationship" in order[:3] else ""
-        elif kind == "plan" and _ROUTINE.search(unit.sentence):
+        elif kind == "plan" and ROUTINE.search(unit.sentence):
             kind = next(k for k in order if k not in ("plan", "event"))
         return self._card(unit, row, kind, vec, protos) if kind else None
 
@@ -240,7 +240,7 @@ class LearnedExtractor(SemanticExtractor):
         future = hit is not None and not hit.past and hit.end > day and not looks_past(sentence)
         expires = None
         if kind == "plan":
-            if hit is None or not future or _ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
+            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
                 return None
             expires = hit.end
         context = row.previous if leans_on_previous(sentence) else ""
@@ -253,5 +253,3 @@ class LearnedExtractor(SemanticExtractor):
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
                                  r"|\b(?:would|'d)\s+(?:probably\s+|definitely\s+|totally\s+)?\w+", re.IGNORECASE)
-_ROUTINE = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|week|month|morning|evening|night|weekend|"
-                      r"mon|tue|wed|thu|fri|sat|sun)\w*", re.IGNORECASE)
