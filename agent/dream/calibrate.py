@@ -62,24 +62,42 @@ def _rank(row: Mapping[str, Any]) -> tuple[bool, bool, float, float]:
     return row["false_cards"] == 0, reached, r if reached else f1, p
 
 
-def calibrate(embedder: Embedder, grid: Mapping[str, Sequence[float]] = GRID) -> list[dict[str, object]]:
-    """Every grid point's scores on the dev splits (shipped combination), best first."""
-    memo = MemoEmbedder(embedder)
-    windows = tune_windows()
+def grid_reports(embedder: Embedder, windows: Sequence[ev.EvalWindow],
+                 grid: Mapping[str, Sequence[float]] = GRID) -> list[tuple[dict[str, float], ev.Report]]:
+    """Every grid point's per-window report on ``windows`` (the shipped combination); the
+    leave-one-split-out estimate (``bench/extract_loso.py``) picks a point per fold from these."""
+    memo = embedder if isinstance(embedder, MemoEmbedder) else MemoEmbedder(embedder)
     ruled = {w.id: extract_offline(w.messages, w.cards, w.summary, w.now, strict=True) for w in windows}
     by_messages = {w.messages: w.id for w in windows}
     base = load_prototypes(memo).thresholds
-    rows: list[dict[str, object]] = []
+    out: list[tuple[dict[str, float], ev.Report]] = []
     for values in itertools.product(*grid.values()):
-        semantic = SemanticExtractor(memo, base.with_(**dict(zip(grid, values, strict=True))))
+        point = dict(zip(grid, values, strict=True))
+        semantic = SemanticExtractor(memo, base.with_(**point))
 
         def shipped(msgs: Sequence[Any], cards: Sequence[Card], summary: str, now: dt.datetime,
                     semantic: SemanticExtractor = semantic) -> Extraction:
             return combine(ruled[by_messages[tuple(msgs)]], semantic(msgs, cards, summary, now),
                            msgs, cards, summary, now)
 
-        numbers = ev.score_extraction(shipped, windows).as_json()["all"]
-        rows.append({"thresholds": dict(zip(grid, values, strict=True)), **numbers})
+        out.append((point, ev.score_extraction(shipped, windows)))
+    return out
+
+
+def best_point(reports: Sequence[tuple[dict[str, float], ev.Report]],
+               splits: set[str] | None = None) -> tuple[dict[str, float], dict[str, Any]]:
+    """The best grid point by ``_rank``, scored on ``splits`` only (all when None)."""
+    rows = []
+    for point, report in reports:
+        kept = ev.Report([w for w in report.windows if splits is None or w.split in splits])
+        rows.append((point, kept.as_json()["all"]))
+    return max(rows, key=lambda row: _rank(row[1]))
+
+
+def calibrate(embedder: Embedder, grid: Mapping[str, Sequence[float]] = GRID) -> list[dict[str, object]]:
+    """Every grid point's scores on the dev splits (shipped combination), best first."""
+    rows: list[dict[str, object]] = [{"thresholds": point, **report.as_json()["all"]}
+                                     for point, report in grid_reports(embedder, tune_windows(), grid)]
     rows.sort(key=_rank, reverse=True)
     return rows
 

@@ -67,6 +67,8 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
     if not found:
         return None
     start, kind, hit = min(found, key=lambda f: f[0])
+    if kind in ("month", "nth", "wd_nth"):
+        start, kind, hit = _month_and_day(found, today) or (start, kind, hit)
     if kind == "weekday":
         # "Thursday 15 October": the calendar date right after the weekday is the date.
         end = start + len(hit.phrase) + 3
@@ -77,6 +79,24 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
         return _backward(kind, hit, today)
     return hit
 
+
+def _month_and_day(found: list[tuple[int, str, DateHit]], today: dt.date) -> tuple[int, str, DateHit] | None:
+    """ "in May ... on the 21st" (either order): the day number is a day of that month, not of
+    the month the message was sent in."""
+    month = next((f for f in found if f[1] == "month"), None)
+    nth = next((f for f in found if f[1] in ("nth", "wd_nth")), None)
+    if month is None or nth is None:
+        return None
+    day = _future_day(today, month[2].start.month, nth[2].start.day)
+    if day is None:
+        return None
+    first = min(month[0], nth[0])
+    return first, "month_day", DateHit(day, day, month[2].phrase if month[0] < nth[0] else nth[2].phrase, False)
+
+
+ROUTINE = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|week|month|morning|evening|night|weekend|"
+                     r"mon|tue|wed|thu|fri|sat|sun)\w*", re.IGNORECASE)
+"""A routine ("every Tuesday", "each morning"): a standing habit, not a dated plan."""
 
 _EXACT = ("iso", "month_day", "day_month")
 _AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month")

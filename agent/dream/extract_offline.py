@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 
-from memfs.agent.dream.dates import find_date
+from memfs.agent.dream.dates import ROUTINE, find_date
 from memfs.agent.dream.ops import (
     CloseOp,
     ExpireOp,
@@ -131,16 +131,17 @@ def extract_offline(window: Sequence[MessageLike], cards: Sequence[Card], summar
 
 
 class OfflineExtractor:
-    """The offline extractor as dreaming uses it: the embedding extractor fronts the rules.
+    """The offline extractor as dreaming uses it: the learned extractor behind the strict rules.
 
-    The rules keep what they are measurably better at on the tune splits (dated plans and
-    their reschedules, closes, the slots they were written for); every user message the rules
-    found nothing in goes to the embedding extractor (``extract_semantic``), which does not
-    depend on wording. With the embedder the rules run strict (``Context.strict``: the gated
-    rules and other people's plans write nothing; issue 13's second round measured each rule
-    in this combination, ``bench/rule_audit.py``), and an embedding card that repeats a card
-    of this dream or an active one is dropped (``_known``). Without an embedder
-    (``embedder=None``) only the rules run, unstrict: nothing else would catch an allergy.
+    Every user message the rules found nothing in goes to the learned extractor
+    (``learned.LearnedExtractor``: classifiers over sentence embeddings, fitted on the dev
+    windows, no dependence on wording). The rules run strict (``Context.strict``: the gated
+    rules and other people's plans write nothing); under the leave-one-split-out estimate
+    (``bench/extract_loso.py``, issue 13's third round) they add a little recall on the
+    splits they were not written from and keep reschedules, closes and supersedes (see
+    BENCHMARKS.md). A learned card that repeats a card of this dream or an active one is
+    dropped (``_known``). Without an embedder (``embedder=None``) only the rules run,
+    unstrict: nothing else would catch an allergy.
     """
 
     def __init__(self, embedder: Embedder | None) -> None:
@@ -151,17 +152,19 @@ class OfflineExtractor:
         ruled = extract_offline(window, cards, summary, now, strict=self.embedder is not None)
         if self.embedder is None:
             return ruled
-        from memfs.agent.dream.extract_semantic import SemanticExtractor
+        from memfs.agent.dream.learned import LearnedExtractor
 
-        semantic = SemanticExtractor(self.embedder)(window, cards, summary, now)
-        return combine(ruled, semantic, window, cards, summary, now)
+        learned = LearnedExtractor(self.embedder)(window, cards, summary, now)
+        return combine(ruled, learned, window, cards, summary, now)
 
 
 def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
             summary: str, now: dt.datetime) -> Extraction:
-    """The rules' ops, then each embedding op on a message the rules wrote nothing from and
-    on a card no earlier op touched; the summary is rewritten from the result."""
-    ops = list(ruled.ops)
+    """The rules' ops, then each learned (or embedding) op on a message the rules wrote nothing
+    from and on a card no earlier op touched; the summary is rewritten from the result. A rule's
+    plan that is a routine ("spin class every Tuesday") is dropped: a routine is a standing
+    fact, which the learned extractor writes as one."""
+    ops = [op for op in ruled.ops if not (isinstance(op, WriteOp) and op.type == "plan" and ROUTINE.search(op.body))]
     covered = {(op.session, t) for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
                for t in op.turns}
     used = {t for op in ops for t in op_targets(op)}

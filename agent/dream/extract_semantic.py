@@ -108,7 +108,7 @@ class SemanticExtractor:
         for unit, scores in zip(units, protos.score(unit_vecs), strict=True):
             unit.scores = scores
         card_classes = [s.best()[0] for s in protos.score(card_vecs)]
-        cands, closes = _candidates(units, unit_vecs, protos, active, card_vecs)
+        cands, closes = self.propose(window, units, unit_vecs, protos, active, card_vecs)
         ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds)
         used = {t for op in ops for t in _targets(op)}
         ops += [c for c in closes if c.id not in used]
@@ -118,6 +118,11 @@ class SemanticExtractor:
         ops += [ExpireOp(id=c.id) for c in active
                 if c.id not in used and c.expires is not None and c.expires < now.date()]
         return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)
+
+    def propose(self, window: Sequence[MessageLike], units: list[Unit], unit_vecs: np.ndarray,
+                protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray) -> tuple[list[Cand], list[CloseOp]]:
+        """The candidate cards and closes of this window (the learned extractor overrides it)."""
+        return _candidates(units, unit_vecs, protos, active, card_vecs)
 
 
 def _units(window: Sequence[MessageLike]) -> list[Unit]:
@@ -151,10 +156,8 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
         best, score = scores.best()
         neg, neg_score = scores.best(negative=True)
         if best == "cancel" and score >= th.cancel and plans:
-            sims = card_vecs[plans] @ vec
-            if float(sims.max()) >= th.close_match:
-                card = active[plans[int(sims.argmax())]]
-                closes.append(CloseOp(id=card.id, reason=f"cancelled or done: {unit.sentence[:120]}"))
+            close = closing(unit, vec, active, card_vecs, th, plans)
+            closes += [close] if close is not None else []
             continue
         if _speculative(unit.sentence) and best != "boundary":
             continue
@@ -190,6 +193,18 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
                           entities=_entities(unit), turns={unit.msg.turn},
                           valid_from=day if cls.type == "event" else None))
     return cands, closes
+
+
+def closing(unit: Unit, vec: np.ndarray, active: Sequence[Card], card_vecs: np.ndarray, th: Thresholds,
+            plans: Sequence[int]) -> CloseOp | None:
+    """A cancellation closes the active plan it is most similar to (when similar enough)."""
+    if not plans:
+        return None
+    sims = card_vecs[list(plans)] @ vec
+    if float(sims.max()) < th.close_match:
+        return None
+    card = active[plans[int(sims.argmax())]]
+    return CloseOp(id=card.id, reason=f"cancelled or done: {unit.sentence[:120]}")
 
 
 def _speculative(sentence: str) -> bool:

@@ -282,8 +282,9 @@ def format_table(report: Report) -> str:
 
 
 def make(name: str) -> Extractor:
-    """``rules`` (the phrase rules alone), ``semantic`` (the embedding extractor alone) or
-    ``offline`` (what dreaming uses offline: the embedding extractor fronting the rules)."""
+    """``rules`` (the phrase rules alone), ``semantic`` (the prototype extractor alone),
+    ``learned`` (the learned extractor alone) or ``offline`` (what dreaming uses offline: the
+    learned extractor behind the strict rules)."""
     from memfs.agent.dream.extract_offline import OfflineExtractor, extract_offline
 
     if name == "rules":
@@ -295,9 +296,13 @@ def make(name: str) -> Extractor:
         from memfs.agent.dream.extract_semantic import SemanticExtractor
 
         return SemanticExtractor(embedder)
+    if name == "learned":
+        from memfs.agent.dream.learned import LearnedExtractor
+
+        return LearnedExtractor(embedder)
     if name == "offline":
         return OfflineExtractor(embedder)
-    raise BadInputError(f"--extractor: one of rules, semantic, offline (got {name!r})")
+    raise BadInputError(f"--extractor: one of rules, semantic, learned, offline (got {name!r})")
 
 
 BLIND = frozenset({"blind8", "blind9"})
@@ -317,7 +322,7 @@ def _arg(args: Sequence[str], flag: str) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print an offline extractor's scores: a table, then one JSON line.
 
-    ``-v`` lists every extra, missed and false card; ``--extractor rules|semantic|offline``
+    ``-v`` lists every extra, missed and false card; ``--extractor rules|semantic|learned|offline``
     (default ``offline``, the real model); ``--splits a,b`` picks splits (default: all but
     the blind ones in ``BLIND``, which are measured once and never tuned on)."""
     args = list(argv or [])

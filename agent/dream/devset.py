@@ -1,0 +1,24 @@
+"""The dev windows of the extraction set: what fitting, calibration and the LOSO estimate may read.
+
+Every split but the blind ones (``extraction_eval.BLIND``) is dev. A blind split stays out of
+every fit and every score until it has been measured once; after that it is ``MEASURED`` and
+becomes dev like blind7 did (round two) — blind8 was measured once in issue 13's second round.
+"""
+
+from __future__ import annotations
+
+from memfs.agent.dream import extraction_eval as ev
+
+MEASURED = frozenset({"blind8"})
+"""Blind splits already measured once (their first numbers are in BENCHMARKS.md): dev now."""
+
+
+def never() -> frozenset[str]:
+    """Splits no fit, calibration or estimate may read."""
+    return ev.BLIND - MEASURED
+
+
+def dev_windows() -> list[ev.EvalWindow]:
+    """Every window of a dev split, in file order."""
+    hidden = never()
+    return [w for w in ev.load_dataset() if w.split not in hidden]

@@ -1,0 +1,255 @@
+"""The learned offline extractor: small trained classifiers over sentence embeddings.
+
+Round one and two scored user sentences against hand-written prototypes with hand-tuned
+thresholds, in front of ~1,670 phrase rules; both were fitted to the splits they were scored
+on and did not carry over to fresh text (blind8: P 0.75, R 0.35). Here the decision "is this
+sentence a card, and of which type" is a multinomial logistic regression, fitted
+(``fit_learned.py``) on the labelled dev windows of the extraction set, over features that do
+not depend on wording:
+
+- the all-MiniLM-L6-v2 embedding of the sentence, of the user's sentence before it (a fact told
+  over two messages) and of the assistant turn before it ("Do you have something lined up?");
+- a few grammar flags (``flags``): is the user the subject, does it open on someone else, is it
+  reported ("X says ..."), conditional ("if we had ..."), a question, does it carry a future or
+  past date. The classifier learns how much each counts; none of them writes a card alone.
+
+The weights ship as package data (``data/learned.npz``), produced by ``python -m
+memfs.agent.dream.fit_learned``; the planted-facts scenario and the blind splits are never
+read by the fit. The card is written extractively (``cardtext.write_body``: the user's own
+words in the third person, the date resolved once, the sentence before it in front when this
+one leans on it). Everything after the decision — closing a cancelled plan, one card per fact,
+supersede on the same slot, merges, expiry — is the embedding extractor's
+(``extract_semantic.SemanticExtractor``), which this class extends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from memfs.agent.dream.cardtext import (
+    first_person_anywhere,
+    leans_on_previous,
+    names_kin,
+    someone_else_acts,
+    speaks_of_user,
+    write_body,
+)
+from memfs.agent.dream.dates import ROUTINE, find_date, looks_past
+from memfs.agent.dream.extract_semantic import Cand, SemanticExtractor, Unit, closing
+from memfs.agent.dream.ops import CloseOp, MessageLike
+from memfs.agent.dream.prototypes import Prototypes
+from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
+from memfs.agent.dream.rules.text import names_in
+
+from memfs.cards import Card
+from memfs.embed import Embedder
+
+DATA_PATH = Path(__file__).parent / "data" / "learned.npz"
+TYPES = ("fact", "relationship", "preference", "boundary", "plan", "event")
+SALIENCE = {"fact": 0.65, "relationship": 0.65, "preference": 0.5, "boundary": 0.85, "plan": 0.65, "event": 0.5}
+
+_CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|could|when we ever|one day|"
+                          r"someday|wish|hypothetically)\b", re.IGNORECASE)
+_REPORTED = re.compile(r"\b\w+\s+(?:says|said|reckons|thinks|told (?:me|us|everyone)|claims|keeps saying|swears|"
+                       r"is convinced)\b(?:\s+that)?\s+(?:I|I'm|I'll|I've|I'd|we|we're|me|my|the user)\b",
+                       re.IGNORECASE)
+_KIN_NAME = re.compile(r"\bmy\s+(?:\w+\s+)?(?:mum|mom|dad|sister|brother|friend|mate|boss|manager|partner|"
+                       r"girlfriend|boyfriend|wife|husband|flatmate|housemate|roommate|colleague|cousin|aunt|"
+                       r"uncle|son|daughter|niece|nephew|gran|nan|neighbour|neighbor|fianc[eé]e?)\s+"
+                       r"([a-z][a-z'-]{2,})\b", re.IGNORECASE)
+_NOT_NAMES = frozenset({"and", "but", "who", "was", "is", "has", "had", "says", "said", "thinks", "just", "got",
+                        "came", "went", "will", "can", "cant", "can't", "does", "did", "lives", "works",
+                        "the", "for", "from", "with", "again", "still", "also", "never", "always", "really",
+                        "told", "reckons", "wants", "made", "keeps", "isn't", "wasn't", "doesn't", "didn't",
+                        "that", "this", "here", "there", "now", "too", "over", "back", "loves", "hates"})
+
+
+def entities(sentence: str, context: str = "") -> tuple[str, ...]:
+    """``user`` and the people and places named: capitalised names, and a lowercase word right
+    after "my friend / sister / boss ..." ("my friend deepa") is a person too."""
+    text = f"{context} {sentence}"
+    names = [n for n in names_in(" " + text) if n.lower() != "the user"]
+    names += [m.group(1).capitalize() for m in _KIN_NAME.finditer(text) if m.group(1).lower() not in _NOT_NAMES]
+    return ("user", *dict.fromkeys(names))
+
+
+def flags(sentence: str, day_future: bool, day_past: bool) -> list[float]:
+    """Grammar of a sentence as numbers the classifier weighs (no flag decides alone): whose
+    sentence it is, reported, conditional, hedged, a question, dated ahead or back, and its
+    length."""
+    return [float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
+            float(someone_else_acts(sentence)), float(_REPORTED.search(sentence) is not None),
+            float(_CONDITIONAL.search(sentence) is not None or HYPOTHETICAL.search(sentence) is not None),
+            float(HEDGE.search(sentence) is not None), float(sentence.rstrip().endswith("?")),
+            float(day_future), float(day_past), min(len(sentence.split()), 40) / 40.0]
+
+
+N_FLAGS = len(flags("", False, False))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One user sentence with the text around it that the features read."""
+
+    msg: MessageLike
+    sentence: str
+    previous: str
+    asked: str
+
+
+def rows_of(window: Sequence[MessageLike], units: Sequence[Unit]) -> list[Row]:
+    """The sentence units of ``units`` (not the clauses), each with the user's sentence before
+    it and the assistant turn before its message."""
+    asked: dict[int, str] = {}
+    last = ""
+    for msg in window:
+        if msg.role != "user":
+            last = msg.content
+        else:
+            asked[id(msg)] = last
+    out: list[Row] = []
+    previous = ""
+    for unit in units:
+        if unit.text != unit.sentence:
+            continue
+        out.append(Row(unit.msg, unit.sentence, previous, asked.get(id(unit.msg), "")))
+        previous = unit.sentence
+    return out
+
+
+def features(rows: Sequence[Row], embedder: Embedder, protos: Prototypes) -> np.ndarray:
+    """One feature row per sentence: its similarity to each prototype class, the grammar
+    flags, and three embeddings (the sentence, the user's sentence before, the turn asked)."""
+    names = sorted(protos.classes)
+    if not rows:
+        return np.zeros((0, len(names) + N_FLAGS + 3 * embedder.dim), dtype=np.float32)
+    texts = [r.sentence for r in rows] + [r.previous or "-" for r in rows] + [r.asked or "-" for r in rows]
+    vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
+    n = len(rows)
+    similar = np.array([[s[name] for name in names] for s in protos.score(vecs[:n])], dtype=np.float32)
+    grammar = []
+    for r in rows:
+        hit = find_date(r.sentence, r.msg.ts.date())
+        future = hit is not None and not hit.past and hit.end > r.msg.ts.date() and not looks_past(r.sentence)
+        grammar.append(flags(r.sentence, future, hit is not None and not future))
+    return np.hstack([similar * 3.0, np.asarray(grammar, dtype=np.float32), vecs[:n], vecs[n: 2 * n] * 0.5,
+                      vecs[2 * n:] * 0.5]).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Model:
+    """Two logistic regressions over ``features``: is this sentence a card (``card_*``), and of
+    which type (``type_*``, multinomial over ``TYPES``); ``threshold`` is the card probability
+    a sentence must reach."""
+
+    card_w: np.ndarray
+    card_b: float
+    type_w: np.ndarray
+    type_b: np.ndarray
+    threshold: float
+
+    def card(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(1.0 / (1.0 + np.exp(-(x @ self.card_w + self.card_b))))
+
+    def types(self, x: np.ndarray) -> np.ndarray:
+        z = x @ self.type_w + self.type_b
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return np.asarray(e / e.sum(axis=1, keepdims=True))
+
+    def save(self, path: Path = DATA_PATH) -> None:
+        np.savez_compressed(path, card_w=self.card_w.astype(np.float32), card_b=np.array(self.card_b),
+                            type_w=self.type_w.astype(np.float32), type_b=self.type_b.astype(np.float32),
+                            threshold=np.array(self.threshold), types=np.array(TYPES))
+
+    @classmethod
+    def load(cls, path: Path = DATA_PATH) -> Model:
+        with np.load(path, allow_pickle=False) as data:
+            if tuple(str(t) for t in data["types"]) != TYPES:
+                raise ValueError(f"{path}: fitted for other card types; rerun fit_learned")
+            return cls(data["card_w"], float(data["card_b"]), data["type_w"], data["type_b"],
+                       float(data["threshold"]))
+
+
+_SHIPPED: list[Model] = []
+
+
+def shipped_model() -> Model:
+    """The fitted model shipped in ``data/learned.npz`` (loaded once per process)."""
+    if not _SHIPPED:
+        _SHIPPED.append(Model.load())
+    return _SHIPPED[0]
+
+
+class LearnedExtractor(SemanticExtractor):
+    """``extractor(window, cards, summary, now) -> Extraction``: the classifier decides which
+    sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
+
+    def __init__(self, embedder: Embedder, model: Model | None = None) -> None:
+        super().__init__(embedder)
+        self.model = model or shipped_model()
+
+    def propose(self, window: Sequence[MessageLike], units: list[Unit], unit_vecs: np.ndarray,
+                protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray) -> tuple[list[Cand], list[CloseOp]]:
+        th = protos.thresholds
+        plans = [i for i, c in enumerate(active) if c.type == "plan" or c.expires is not None]
+        closes: list[CloseOp] = []
+        vec_of = {id(u): v for u, v in zip(units, unit_vecs, strict=True)}
+        for unit in units:
+            if unit.scores is not None and unit.scores.best()[0] == "cancel" and unit.scores.best()[1] >= th.cancel:
+                close = closing(unit, vec_of[id(unit)], active, card_vecs, th, plans)
+                closes += [close] if close is not None and close.id not in {c.id for c in closes} else []
+        sentence_units = [u for u in units if u.text == u.sentence]
+        rows = rows_of(window, units)
+        if not rows:
+            return [], closes
+        x = features(rows, self.embedder, protos)
+        card, types = self.model.card(x), self.model.types(x)
+        cands = [c for unit, row, p, t in zip(sentence_units, rows, card, types, strict=True)
+                 if p >= self.model.threshold and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
+        return cands, closes
+
+    def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
+        """The most likely type's card; a routine told with a day ("parkrun every Saturday") is
+        a standing fact, not a plan; reported speech ("my manager priya says I'm ...") can only
+        say who that person is, never the user's own fact or plan."""
+        order = [TYPES[int(i)] for i in np.argsort(-types)]
+        kind = order[0]
+        if _REPORTED.search(unit.sentence):
+            kind = "relationship" if "relationship" in order[:3] else ""
+        elif kind == "plan" and ROUTINE.search(unit.sentence):
+            kind = next(k for k in order if k not in ("plan", "event"))
+        return self._card(unit, row, kind, vec, protos) if kind else None
+
+    def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes) -> Cand | None:
+        """The candidate card for an accepted sentence, unless its grammar says it states
+        nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
+        date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
+        sentence = unit.sentence
+        if sentence.rstrip().endswith("?"):
+            return None
+        if kind != "boundary" and (_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
+                                   or HEDGE.search(sentence)):
+            return None
+        day = unit.msg.ts.date()
+        hit = find_date(sentence, day)
+        future = hit is not None and not hit.past and hit.end > day and not looks_past(sentence)
+        expires = None
+        if kind == "plan":
+            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
+                return None
+            expires = hit.end
+        context = row.previous if leans_on_previous(sentence) else ""
+        best = unit.scores.best()[0] if unit.scores is not None else kind
+        cls = best if best in protos.classes and protos.classes[best].type == kind else kind
+        body = write_body(sentence, hit if future or kind == "event" else None, context)
+        return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
+                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn})
+
+
+_CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
+                                 r"|\b(?:would|'d)\s+(?:probably\s+|definitely\s+|totally\s+)?\w+", re.IGNORECASE)

@@ -1,0 +1,86 @@
+"""The learned offline extractor (issue 13, third round): what it may be fitted on, and what it
+must never turn into a card. The sentences below are new (in no split of the extraction set and
+not in the planted scenario), so these are behaviour checks, not a tuned score."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+from memfs.agent.dream import extraction_eval as ev
+from memfs.agent.dream.dates import find_date
+from memfs.agent.dream.devset import dev_windows, never
+from memfs.agent.dream.extract_offline import OfflineExtractor
+from memfs.agent.dream.learned import LearnedExtractor, Row, entities, features, shipped_model
+from memfs.agent.dream.ops import MergeOp, SupersedeOp, WriteOp
+from memfs.agent.dream.prototypes import load_prototypes
+from memfs.agent.evals.planted_data import generate_planted
+
+from memfs.embed import Embedder
+from memfs.history import Message
+
+UTC = dt.UTC
+
+
+def test_the_fit_never_reads_a_blind_split_or_the_planted_scenario() -> None:
+    assert "blind9" in never() and never() <= ev.BLIND
+    windows = dev_windows()
+    assert windows and not {w.split for w in windows} & never()
+    said = {m.content.lower() for w in windows for m in w.messages}
+    for plant in generate_planted(7, 1000).planted:
+        assert plant.content.lower() not in said, plant.content
+
+
+def test_the_shipped_weights_fit_the_features(real_embedder: Embedder) -> None:
+    model = shipped_model()
+    ts = dt.datetime(2027, 1, 1, tzinfo=UTC)
+    said = ["I've worked as a paediatric nurse for six years", "had pasta for lunch, it was fine"]
+    rows = [Row(Message("s-1", i, "user", t, ts), t, "", "So, tell me about yourself.") for i, t in enumerate(said)]
+    x = features(rows, real_embedder, load_prototypes(real_embedder))
+    assert x.shape[1] == model.card_w.shape[0] == model.type_w.shape[0]
+    job, lunch = model.card(x)
+    assert 0.5 <= model.threshold < 1 and job > model.threshold > lunch, (job, lunch)
+
+
+def _window(lines: list[str]) -> list[Message]:
+    ts = dt.datetime(2027, 3, 1, 18, 0, tzinfo=UTC)
+    return [Message("s-1", i, "user" if i % 2 == 0 else "assistant", t, ts + dt.timedelta(minutes=i))
+            for i, t in enumerate(lines)]
+
+
+def test_conditionals_reported_speech_and_routines_are_not_the_users_facts_or_plans(
+        real_embedder: Embedder) -> None:
+    window = _window([
+        "if we ever had a spare room we'd get a piano", "Nice dream.",
+        "my landlord reckons we're getting a rent rise in june", "Ugh.",
+        "i do spin class every tuesday, it's brutal", "Respect.",
+        "my cousin ravi says i should retrain as a pilot", "Would you?",
+        "im allergic to shellfish btw, proper hives", "Noted, thank you.",
+    ])
+    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
+    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
+    text = " | ".join(f"{op.type}: {op.body}" for op in cards).lower()
+    assert "piano" not in text, text
+    assert not any(op.type == "plan" and ("rent" in op.body.lower() or "spin" in op.body.lower())
+                   for op in cards), text
+    assert "pilot" not in text or "ravi" in text, text  # only as who Ravi is, never the user's job
+    assert "shellfish" in text, text
+
+
+def test_a_lowercase_name_after_my_friend_is_a_person() -> None:
+    assert "Deepa" in entities("my friend deepa is moving to leeds")
+    assert entities("my friend and I went out") == ("user",)
+
+
+def test_a_day_number_after_a_month_is_a_day_of_that_month() -> None:
+    hit = find_date("we fly out in may, on the 21st", dt.date(2027, 3, 1))
+    assert hit is not None and hit.start == dt.date(2027, 5, 21)
+    assert find_date("it's the 21st", dt.date(2027, 3, 1)).start == dt.date(2027, 3, 21)  # type: ignore[union-attr]
+
+
+def test_the_learned_extractor_runs_alone_on_an_empty_and_an_assistant_only_window(real_embedder: Embedder) -> None:
+    extractor = LearnedExtractor(real_embedder)
+    assert extractor([], [], "", dt.datetime(2027, 1, 1, tzinfo=UTC)).ops == []
+    only = [Message("s-1", 0, "assistant", "How was your day?", dt.datetime(2027, 1, 1, tzinfo=UTC))]
+    assert not [op for op in extractor(only, [], "", only[0].ts).ops if isinstance(op, WriteOp)]
+    assert np.isfinite(shipped_model().card_w).all()
