@@ -24,6 +24,7 @@ supersede on the same slot, merges, expiry — is the embedding extractor's
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import names_in
 
 from memfs.cards import Card
-from memfs.embed import Embedder
+from memfs.embed import DEFAULT_MODEL, Embedder
 
 DATA_PATH = Path(__file__).parent / "data" / "learned.npz"
 TYPES = ("fact", "relationship", "preference", "boundary", "plan", "event")
@@ -185,6 +186,19 @@ def shipped_model() -> Model:
     return _SHIPPED[0]
 
 
+FITTED_DIM = 384
+"""The embedding width ``data/learned.npz`` was fitted on (all-MiniLM-L6-v2)."""
+_WARNED: set[str] = set()
+
+
+def _warn_once(model: str) -> None:
+    if model not in _WARNED:
+        _WARNED.add(model)
+        logging.getLogger("memfs.dream").warning(
+            "learned extractor: fitted on %s, not %s; using the prototype extractor",
+            DEFAULT_MODEL, model)
+
+
 class LearnedExtractor(SemanticExtractor):
     """``extractor(window, cards, summary, now) -> Extraction``: the classifier decides which
     sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
@@ -195,6 +209,11 @@ class LearnedExtractor(SemanticExtractor):
 
     def propose(self, window: Sequence[MessageLike], units: list[Unit], unit_vecs: np.ndarray,
                 protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray) -> tuple[list[Cand], list[CloseOp]]:
+        if self.embedder.name != DEFAULT_MODEL or self.embedder.dim != FITTED_DIM:
+            # the weights read all-MiniLM-L6-v2's vectors: with another model (or a test's
+            # fake embedder) they mean nothing, so the prototype extractor decides instead
+            _warn_once(self.embedder.name)
+            return super().propose(window, units, unit_vecs, protos, active, card_vecs)
         th = protos.thresholds
         plans = [i for i, c in enumerate(active) if c.type == "plan" or c.expires is not None]
         closes: list[CloseOp] = []
