@@ -47,6 +47,11 @@ ASKS = ["What did I tell you about {t}?", "When did {n} last mention {t}?",
         "lol yes", "I'm off to bed, night!", "good morning!"]
 
 
+DISTINCT = os.environ.get("MEMFS_BENCH_DISTINCT") == "1"
+"""``--distinct``: no two history messages share a text (the default history repeats ~4,000
+texts, which the distinct-row similarity product exploits); the first search embeds them all."""
+
+
 def message_text(rng: random.Random, templates: list[str]) -> str:
     return rng.choice(templates).format(n=rng.choice(NAMES), t=rng.choice(TOPICS))
 
@@ -56,8 +61,10 @@ def transcript(start: int, count: int, seed: int = 7) -> list[dict[str, str]]:
     out = []
     for i in range(start, start + count):
         ts = T0 + dt.timedelta(minutes=3 * i)
-        out.append({"role": "user" if i % 2 == 0 else "assistant",
-                    "content": message_text(rng, USER if i % 2 == 0 else REPLY),
+        text = message_text(rng, USER if i % 2 == 0 else REPLY)
+        if DISTINCT:  # every message its own text, so its own row in the similarity product
+            text += f" (note {i})"
+        out.append({"role": "user" if i % 2 == 0 else "assistant", "content": text,
                     "ts": ts.isoformat(), "session": f"s-{i // 100:06d}"})
     return out
 
@@ -208,7 +215,11 @@ def main() -> None:
     parser.add_argument("--baseline-turns-100k", type=int, default=8)
     parser.add_argument("--out")
     parser.add_argument("--keep", action="store_true", help="grow an existing pair")
+    parser.add_argument("--distinct", action="store_true",
+                        help="every history message a different text (slow first search)")
     args = parser.parse_args()
+    if args.distinct:
+        os.environ["MEMFS_BENCH_DISTINCT"] = "1"  # read by the child processes
     if not args.keep:
         shutil.rmtree(Path(args.home), ignore_errors=True)
     report = run(args)
