@@ -144,7 +144,8 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     groups, _ = index.derived()
     eligible = eligibility(index, q) & groups.representative
     eligible &= index.kinds != KIND_CODES["summary"]
-    topics = np.concatenate([_prototypes(index.embedder, TOPICS, d, "topic") for d in domains])
+    fixed = index.cached_embedder()  # prototype sentences: from the pair's vector cache
+    topics = np.concatenate([_prototypes(fixed, TOPICS, d, "topic") for d in domains])
     request = index.similarities(index.query_vector(q.text))
     topic = np.asarray(index.best_similarities(topics), dtype=np.float32)
     score = w.request * request + w.topic * topic + w.salience * index.salience
@@ -195,8 +196,9 @@ def _said_by_user(index: PairIndex, rows: npt.NDArray[np.int64],
 def _limit(index: PairIndex, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
     """For ``rows``: best cosine to a limit minus best cosine to personal news."""
     vecs = np.asarray(index.vectors[rows], dtype=np.float32)
-    limits = _prototypes(index.embedder, {"any": LIMITS}, "any", "limit")
-    news = _prototypes(index.embedder, {"any": NEWS}, "any", "news")
+    fixed = index.cached_embedder()
+    limits = _prototypes(fixed, {"any": LIMITS}, "any", "limit")
+    news = _prototypes(fixed, {"any": NEWS}, "any", "news")
     out: npt.NDArray[np.float32] = ((vecs @ limits.T).max(axis=1)
                                     - (vecs @ news.T).max(axis=1)).astype(np.float32)
     return out

@@ -22,13 +22,14 @@ import numpy as np
 
 from memfs.chunks import Pieces, pieces
 from memfs.dedupe import DupGroups, dup_key
-from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore, content_key
+from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore
 from memfs.errors import LockError
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdated_messages
 from memfs.journal import JournalReader
 from memfs.links import TurnLinks
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, RowMirror, best_similarities, similarities, tokenize
+from memfs.ranking import grow as _grow
 from memfs.salience import message_salience
 from memfs.window_files import Stamp
 
@@ -167,8 +168,7 @@ class PairIndex:
             # few new messages does not embed ~100 prototype sentences (0.4-0.6 s) each time
             salience[messages] = message_salience(
                 [add[n].text for n in messages], [add[n].role for n in messages],
-                np.asarray(vectors)[messages],
-                CachedEmbedder(self.embedder, self.store, write=self._keep))
+                np.asarray(vectors)[messages], self.cached_embedder())
         keys = [dup_key(i.role, i.text) if i.kind == "message" else 0 for i in add]
         self.salience = _grow(self.salience, salience)
         self.dupkeys = _grow(self.dupkeys, np.array(keys, dtype=np.int64))
@@ -265,23 +265,27 @@ class PairIndex:
     def similarities(self, query: Vectors, of: str = "rows") -> Vectors:
         """Cosine of every row (``of="pieces"``: every piece) with the unit ``query``."""
         matrix = self.pieces.vectors if of == "pieces" else self.vectors
-        if of not in self.mirrors:
-            self.mirrors[of] = RowMirror(self.embedder.dim)
-        return similarities(matrix, query, self.mirrors[of])
+        return similarities(matrix, query, self._mirror(of))
 
     def best_similarities(self, queries: Vectors) -> Vectors:
         """Per row, its best cosine with any of ``queries`` (prototype sentences)."""
-        if "rows" not in self.mirrors:
-            self.mirrors["rows"] = RowMirror(self.embedder.dim)
-        return best_similarities(self.vectors, queries, self.mirrors["rows"])
+        return best_similarities(self.vectors, queries, self._mirror("rows"))
+
+    def _mirror(self, of: str) -> RowMirror:
+        if of not in self.mirrors:
+            self.mirrors[of] = RowMirror(self.embedder.dim)
+        return self.mirrors[of]
 
     def query_vector(self, text: str) -> Vectors:
-        """The query's vector: from the cache when the text is indexed (a turn searches
-        with the message it just added), else from the model."""
-        key = content_key(self.embedder.name, text)
-        if self._store is not None and key in self._store:
-            return np.asarray(self._store.get([key])[0], dtype=np.float32)
+        """The query's vector. The store's embedder remembers recent texts
+        (``memfs.embed_memo``), so a turn that searches with the message it just indexed
+        does not run the model again."""
         return np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+
+    def cached_embedder(self) -> CachedEmbedder:
+        """The embedder behind this pair's vector cache, for fixed sentences such as
+        prototypes: a one-shot process does not embed them again each time."""
+        return CachedEmbedder(self.embedder, self.store, write=self._keep)
 
     last_embedded = 0
     _piece_vectors: dict[str, Any] = {}
@@ -302,21 +306,6 @@ def _flush_at_exit() -> None:
 
 def _ordinal(day: str | None) -> float:
     return float(dt.date.fromisoformat(day).toordinal()) if day else float("inf")
-
-
-def _grow(buffer: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Append rows; the backing array doubles so appending one message is not a full copy."""
-    base = buffer.base if isinstance(buffer.base, np.ndarray) else None
-    used = len(buffer)
-    if (base is not None and base.shape[1:] == buffer.shape[1:]
-            and len(base) >= used + len(rows) and base.ctypes.data == buffer.ctypes.data):
-        base[used:used + len(rows)] = rows
-        return base[:used + len(rows)]
-    capacity = max(16, 2 * (used + len(rows)))
-    fresh = np.zeros((capacity, *buffer.shape[1:]), dtype=buffer.dtype)
-    fresh[:used] = buffer
-    fresh[used:used + len(rows)] = rows
-    return fresh[:used + len(rows)]
 
 
 def index_folder(root: Path, model: str) -> Path:

@@ -309,8 +309,7 @@ def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
     return total
 
 
-def similarities(matrix: npt.NDArray[np.float16], query: Floats,
-                 mirror: RowMirror | None = None) -> Floats:
+def similarities(matrix: npt.NDArray[np.float16], query: Floats, mirror: RowMirror) -> Floats:
     """Dot product of every (float16, L2-normalised) row with ``query``, as float32.
 
     Rows are kept in float16: half the memory. When torch is loaded anyway (the
@@ -324,7 +323,6 @@ def similarities(matrix: npt.NDArray[np.float16], query: Floats,
     if not len(matrix):
         return np.zeros(0, dtype=np.float32)
     if "torch" not in sys.modules:
-        mirror = mirror if mirror is not None else RowMirror(matrix.shape[1])
         return mirror.product(matrix, query.astype(np.float32))
     import torch
 
@@ -334,12 +332,11 @@ def similarities(matrix: npt.NDArray[np.float16], query: Floats,
 
 
 def best_similarities(matrix: npt.NDArray[np.float16], queries: npt.NDArray[np.float32],
-                      mirror: RowMirror | None = None) -> Floats:
+                      mirror: RowMirror) -> Floats:
     """Per row of ``matrix``, its best cosine with any row of ``queries`` (unit rows)."""
     if not len(matrix) or not len(queries):
         return np.full(len(matrix), -1.0, dtype=np.float32)
     if "torch" not in sys.modules:
-        mirror = mirror if mirror is not None else RowMirror(matrix.shape[1])
         return mirror.best_product(matrix, np.asarray(queries, dtype=np.float32))
     import torch
 
@@ -369,41 +366,43 @@ class RowMirror:
     def reset(self) -> None:
         self.rows = 0
         self.distinct = np.zeros((0, self.dim), dtype=np.float32)
-        self.count = 0
         self.which = np.zeros(0, dtype=np.int32)
         self.seen: dict[int, int] = {}
         """64-bit hash of a row's float16 bits → its distinct row (``_row_hashes``)."""
+
+    @property
+    def count(self) -> int:
+        """How many distinct rows are multiplied."""
+        return len(self.distinct)
 
     def extend(self, matrix: npt.NDArray[np.float16]) -> None:
         """Mirror the rows appended since the last call."""
         new = matrix[self.rows:]
         which = np.empty(len(new), dtype=np.int32)
         fresh: list[int] = []
+        count = len(self.distinct)
         for i, key in enumerate(_row_hashes(new).tolist()):
             found = self.seen.get(key)
             if found is None:
-                found = self.seen[key] = self.count + len(fresh)
+                found = self.seen[key] = count + len(fresh)
                 fresh.append(i)
             which[i] = found
-        self.distinct = _grow_rows(self.distinct, self.count,
-                                   new if len(fresh) == len(new) else new[fresh])
-        self.count += len(fresh)
-        self.which = np.concatenate([self.which[:self.rows], which])
+        self.distinct = grow(self.distinct, new if len(fresh) == len(new) else new[fresh])
+        self.which = grow(self.which, which)
         self.rows = len(matrix)
 
     def product(self, matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
         """``matrix @ query`` for the matrix this mirror follows."""
         self.follow(matrix)
-        return np.asarray((self.distinct[:self.count] @ query)[self.which[:self.rows]],
-                          dtype=np.float32)
+        return np.asarray((self.distinct @ query)[self.which], dtype=np.float32)
 
     def best_product(self, matrix: npt.NDArray[np.float16],
                      queries: npt.NDArray[np.float32]) -> Floats:
         """Per row, the largest of ``matrix @ q`` over the rows ``q`` of ``queries``: one
         pass over the matrix for all of them, not one per query."""
         self.follow(matrix)
-        scores = self.distinct[:self.count] @ queries.T
-        return np.asarray(scores.max(axis=1)[self.which[:self.rows]], dtype=np.float32)
+        scores = self.distinct @ queries.T
+        return np.asarray(scores.max(axis=1)[self.which], dtype=np.float32)
 
     def follow(self, matrix: npt.NDArray[np.float16]) -> None:
         if self.rows > len(matrix):  # not the matrix it followed: start again
@@ -430,15 +429,20 @@ def _row_hashes(rows: npt.NDArray[np.float16]) -> npt.NDArray[np.uint64]:
         return np.asarray((packed * mix).sum(axis=1, dtype=np.uint64), dtype=np.uint64)
 
 
-def _grow_rows(buffer: npt.NDArray[np.float32], used: int,
-               rows: npt.NDArray[np.float16]) -> npt.NDArray[np.float32]:
-    if used + len(rows) > len(buffer):
-        grown = np.zeros((max(used + len(rows) + 4096, len(buffer) * 5 // 4),
-                          buffer.shape[1]), dtype=np.float32)
-        grown[:used] = buffer[:used]
-        buffer = grown
-    buffer[used:used + len(rows)] = rows
-    return buffer
+def grow(buffer: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Append rows; the backing array doubles so appending one message is not a full copy
+    (the result is a view of a larger array, which the next call fills in place)."""
+    base = buffer.base if isinstance(buffer.base, np.ndarray) else None
+    used = len(buffer)
+    if (base is not None and base.shape[1:] == buffer.shape[1:]
+            and len(base) >= used + len(rows) and base.ctypes.data == buffer.ctypes.data):
+        base[used:used + len(rows)] = rows
+        return base[:used + len(rows)]
+    capacity = max(16, 2 * (used + len(rows)))
+    fresh = np.zeros((capacity, *buffer.shape[1:]), dtype=buffer.dtype)
+    fresh[:used] = buffer
+    fresh[used:used + len(rows)] = rows
+    return fresh[:used + len(rows)]
 
 
 def top_candidates(scores: Sequence[Floats], pool: int) -> npt.NDArray[np.int64]:
