@@ -22,7 +22,7 @@ import numpy as np
 
 from memfs.chunks import Pieces, pieces
 from memfs.dedupe import DupGroups, dup_key
-from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore
+from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore, content_key
 from memfs.errors import LockError
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdated_messages
 from memfs.journal import JournalReader
@@ -277,9 +277,12 @@ class PairIndex:
         return self.mirrors[of]
 
     def query_vector(self, text: str) -> Vectors:
-        """The query's vector. The store's embedder remembers recent texts
-        (``memfs.embed_memo``), so a turn that searches with the message it just indexed
-        does not run the model again."""
+        """The query's vector: from the vector cache when the text is indexed (a repeated
+        message, or one another process embedded, which the store's recent-text memory
+        has not seen), else from the embedder (which remembers what it just embedded)."""
+        key = content_key(self.embedder.name, text)
+        if self._store is not None and key in self._store:
+            return np.asarray(self._store.get([key])[0], dtype=np.float32)
         return np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
 
     def cached_embedder(self) -> CachedEmbedder:
