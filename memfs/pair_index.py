@@ -28,9 +28,10 @@ from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdate
 from memfs.journal import JournalReader
 from memfs.links import TurnLinks
 from memfs.lock import pair_lock
-from memfs.ranking import BM25, RowMirror, best_similarities, similarities, tokenize
+from memfs.ranking import BM25, tokenize
 from memfs.ranking import grow as _grow
 from memfs.salience import message_salience
+from memfs.similarity import RowMirror, best_similarities, similarities
 from memfs.window_files import Stamp
 
 Progress = Callable[[int, int], None]
@@ -57,7 +58,7 @@ class PairIndex:
         self.items = ItemTable()
         self.position: dict[tuple[str, str], int] = {}
         self.vectors = np.zeros((0, embedder.dim), dtype=np.float16)
-        """Row-aligned with ``items``; float16 in memory (see ``ranking.similarities``)."""
+        """Row-aligned with ``items``; float16 in memory (see ``memfs.similarity``)."""
         self.status = np.zeros(0, dtype=np.int8)
         self.kinds = np.zeros(0, dtype=np.int8)
         self.expires = np.zeros(0, dtype=np.float64)
@@ -76,8 +77,9 @@ class PairIndex:
         """Vectors of the pieces of long messages (``memfs.chunks``), each with its row."""
         self.bm25 = BM25()
         self.mirrors: dict[str, RowMirror] = {}
-        """float32 mirrors of ``vectors`` and of the piece vectors (``ranking.RowMirror``);
-        emptied whenever either matrix is replaced rather than appended to."""
+        """Distinct-row mirrors of ``vectors`` and of the piece vectors
+        (``similarity.RowMirror``); emptied whenever either matrix is replaced rather than
+        appended to."""
         self.head: str | None = None
         self.state_head: str | None = None
         """The commit ``state.json`` on disk describes (so a fresh process does not rewrite it)."""
