@@ -120,37 +120,3 @@ def test_staged_vectors_of_a_deleted_pair_are_dropped_quietly(tmp_path: Path) ->
     shutil.rmtree(root)
     index.flush_vectors()  # raised FileNotFoundError
     assert index._store is None
-
-
-class Slow(Counting):
-    """Counting, but each model run takes a while and may fail."""
-
-    def __init__(self, fail: bool = False) -> None:
-        super().__init__()
-        self.fail = fail
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        import time
-
-        time.sleep(0.05)
-        if self.fail:
-            self.fail = False
-            raise RuntimeError("model crashed")
-        return super().embed(texts)
-
-
-def test_a_prefetched_text_is_embedded_once_and_a_failed_prefetch_is_redone() -> None:
-    """A turn's message starts through the model while it is written; the search that
-    needs it waits for that run instead of running the model a second time."""
-    inner = Slow()
-    recent = RecentEmbedder(inner)
-    recent.prefetch(["my sister lives in Porto"])  # returns at once
-    assert inner.seen == []
-    vec = recent.embed(["my sister lives in Porto", "ok"])
-    assert sorted(inner.seen) == ["my sister lives in Porto", "ok"]
-    np.testing.assert_array_equal(vec[0], Counting().embed(["my sister lives in Porto"])[0])
-
-    failing = RecentEmbedder(Slow(fail=True))
-    failing.prefetch(["peanuts are a no"])
-    again = failing.embed(["peanuts are a no"])  # the background run failed: done here
-    np.testing.assert_array_equal(again[0], Counting().embed(["peanuts are a no"])[0])
