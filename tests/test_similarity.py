@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memfs.embed import Vectors
 from memfs.embed_memo import RecentEmbedder
@@ -120,3 +121,26 @@ def test_staged_vectors_of_a_deleted_pair_are_dropped_quietly(tmp_path: Path) ->
     shutil.rmtree(root)
     index.flush_vectors()  # raised FileNotFoundError
     assert index._store is None
+
+
+def test_a_repeated_query_multiplies_only_the_rows_appended_since(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search and the constraint search of one suggestion turn share the query's
+    product; after an append only the new rows are multiplied, with the same answer."""
+    import memfs.similarity as sim
+
+    multiplied: list[int] = []
+    plain_dot = sim.dot
+    monkeypatch.setattr(sim, "dot", lambda rows, q: multiplied.append(len(rows)) or plain_dot(rows, q))
+    rng = np.random.default_rng(4)
+    rows = _unit(rng.standard_normal((300, 32))).astype(np.float16)
+    mirror = RowMirror(32)
+    query = _unit(rng.standard_normal((1, 32)))[0].astype(np.float32)
+    first = similarities(rows[:200], query, mirror)
+    np.testing.assert_array_equal(similarities(rows[:200], query, mirror), first)
+    grown = similarities(rows, query, mirror)
+    assert multiplied == [200, 100]
+    np.testing.assert_allclose(grown, rows.astype(np.float32) @ query, atol=2e-3)
+    np.testing.assert_array_equal(grown[:200], first)
+    with pytest.raises(ValueError):
+        grown[0] = 1.0  # handed out again: nobody may change it in place
