@@ -249,10 +249,7 @@ class LearnedExtractor(SemanticExtractor):
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
         date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
         sentence = unit.sentence
-        if sentence.rstrip().endswith("?"):
-            return None
-        if kind != "boundary" and (_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
-                                   or HEDGE.search(sentence)):
+        if states_nothing(sentence, kind):
             return None
         day = unit.msg.ts.date()
         hit = find_date(sentence, day)
@@ -272,3 +269,12 @@ class LearnedExtractor(SemanticExtractor):
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
                                  r"|\b(?:would|'d)\s+(?:probably\s+|definitely\s+|totally\s+)?\w+", re.IGNORECASE)
+
+
+def states_nothing(sentence: str, kind: str) -> bool:
+    """A question, or a conditional or hedge when the card would not be a boundary ("if I ever
+    learn to drive ...", "I might apply"): no card of ``kind`` is written from it."""
+    if sentence.rstrip().endswith("?"):
+        return True
+    return kind != "boundary" and bool(_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
+                                       or HEDGE.search(sentence))
