@@ -238,10 +238,16 @@ class LearnedExtractor(SemanticExtractor):
         say who that person is, never the user's own fact or plan."""
         order = [TYPES[int(i)] for i in np.argsort(-types)]
         kind = order[0]
+        day = unit.msg.ts.date()
+        hit = find_date(unit.sentence, day)
+        ahead = hit is not None and not hit.past and hit.end > day and not looks_past(unit.sentence)
         if _REPORTED.search(unit.sentence):
             kind = "relationship" if "relationship" in order[:3] else ""
         elif kind == "plan" and ROUTINE.search(unit.sentence):
             kind = next(k for k in order if k not in ("plan", "event"))
+        elif kind == "plan" and not ahead:
+            # no day ahead of its own: not a plan ("me and tamsin split up in january"), the next type
+            kind = order[1]
         return self._card(unit, row, kind, vec, protos) if kind else None
 
     def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes) -> Cand | None:
