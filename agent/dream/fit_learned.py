@@ -36,7 +36,15 @@ from memfs.agent.dream import extraction_eval as ev
 from memfs.agent.dream.cardtext import leans_on_previous, normalise, write_body
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.extract_semantic import _units
-from memfs.agent.dream.learned import TYPES, LearnedExtractor, Model, Row, features, rows_of, states_nothing
+from memfs.agent.dream.learned import (
+    TYPES,
+    LearnedExtractor,
+    Model,
+    Row,
+    features,
+    rows_of,
+    states_nothing,
+)
 from memfs.agent.dream.prototypes import load_prototypes
 
 from memfs.embed import Embedder
