@@ -50,3 +50,19 @@ def test_a_date_in_a_past_clause_is_past_even_if_another_clause_looks_ahead(
         text: str, expected: dt.date, past: bool) -> None:
     hit = find_date(text, TODAY)
     assert hit is not None and hit.start == expected and hit.past is past
+
+
+@pytest.mark.parametrize(("text", "today", "expected", "past"), [
+    # "friday week": the coming Friday plus a week, not this Friday
+    ("my last shift is friday week, thank god", dt.date(2031, 3, 4), dt.date(2031, 3, 14), False),
+    ("see you a week on tuesday", dt.date(2031, 3, 4), dt.date(2031, 3, 18), False),
+    # a shortened weekday with a day number: the next such day, and "sat" is not the verb "sat"
+    ("the party is sat the 22nd, bring crisps", dt.date(2031, 3, 4), dt.date(2031, 3, 22), False),
+    ("quiz night is thurs the 3rd", dt.date(2031, 3, 4), dt.date(2031, 4, 3), False),
+    # a month told in the past is the one behind, not the next one
+    ("me and jo split up in february", dt.date(2031, 3, 4), dt.date(2031, 2, 1), True),
+    ("we broke up in november", dt.date(2031, 3, 4), dt.date(2030, 11, 1), True),
+])
+def test_chat_dates_resolve_the_way_people_mean_them(text: str, today: dt.date, expected: dt.date, past: bool) -> None:
+    hit = find_date(text, today)
+    assert hit is not None and hit.start == expected and hit.past is past, hit

@@ -107,7 +107,9 @@ def test_scoring_an_oracle_a_silent_and_a_noisy_extractor() -> None:
 
 
 def test_offline_extractor_stays_above_its_floors() -> None:
-    numbers = ev.score_extraction(extract_offline, DATASET).as_json()
+    # dev13 (issue 13's fourth round) is training text for the learned extractor, which no rule
+    # was written from (the rules alone: 0.667 / 0.176 on it); the floors are the rules' own
+    numbers = ev.score_extraction(extract_offline, [w for w in DATASET if w.split != "dev13"]).as_json()
     for split, (p_floor, r_floor) in FLOORS.items():
         assert numbers[split]["precision"] >= p_floor, (split, numbers[split])
         assert numbers[split]["recall"] >= r_floor, (split, numbers[split])

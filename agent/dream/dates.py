@@ -29,6 +29,9 @@ class DateHit:
 
 
 _WD = "|".join(WEEKDAYS)
+_WD_SHORT = rf"{_WD}|mon|tues?|wed(?:s|nes)?|thu(?:rs?)?|fri|sat|sun"
+"""A weekday, also shortened as chat shortens it ("sat the 14th"); only ever read next to a day
+number or "week", where "sat" or "sun" cannot be the verb or the star."""
 MONTH_RE = r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
            r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -36,7 +39,8 @@ DATE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("dayafter", re.compile(r"\bthe day after tomorrow\b", re.IGNORECASE)),
     ("rel", re.compile(r"\b(tomorrow|tonight|today|this (?:morning|afternoon|evening)|yesterday|"
                        r"last night)\b", re.IGNORECASE)),
-    ("wd_nth", re.compile(rf"\b(?:on )?(?:{_WD}),? the (\d{{1,2}})(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    ("wd_nth", re.compile(rf"\b(?:on )?({_WD_SHORT}),? the (\d{{1,2}})(?:st|nd|rd|th)\b", re.IGNORECASE)),
+    ("wd_week", re.compile(rf"\b(?:(?:a )?week on (?:{_WD_SHORT})|(?:on )?(?:{_WD_SHORT}) week)\b", re.IGNORECASE)),
     ("month_day", re.compile(rf"\b({MONTH_RE})\.? (\d{{1,2}})(?:st|nd|rd|th)?\b(?!:)", re.IGNORECASE)),
     ("day_month", re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({MONTH_RE})\b", re.IGNORECASE)),
     ("nth", re.compile(rf"\b(?:on |by |for |until )?the (\d{{1,2}})(?:st|nd|rd|th)\b(?! (?:of )?(?:{MONTH_RE})\b)",
@@ -75,7 +79,8 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
         exact = [f for f in found if f[1] in _EXACT and start <= f[0] <= end]
         if exact:
             start, kind, hit = exact[0]
-    if kind in _AMBIGUOUS and not hit.past and looks_past(text, start) and not _named_next(hit):
+    masked = text[:start] + " " * len(hit.phrase) + text[start + len(hit.phrase):]
+    if kind in _AMBIGUOUS and not hit.past and looks_past(masked, start) and not _named_next(hit):
         return _backward(kind, hit, today)
     return hit
 
@@ -99,12 +104,13 @@ ROUTINE = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|week|month|morning
 """A routine ("every Tuesday", "each morning"): a standing habit, not a dated plan."""
 
 _EXACT = ("iso", "month_day", "day_month")
-_AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month")
+_AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month", "month")
 _FUTURE = re.compile(r"\b(?:will|won't|'ll|going to|gonna|is on|are on|'s on|coming up|planning|plan to|"
                      r"want to|need to|have to|hope to|can't wait|(?:am|'m|is|'s|are|'re) \w+ing)\b"
                      r"|\b(?:for|to|until|till|by|before|from)\s+(?:on\s+)?$", re.IGNORECASE)
 _PAST_WORDS = re.compile(r"\b(?:was|were|went|did|had|came|left|saw|took|made|ran|fell|broke|ate|met|spent|"
                          r"lost|told|said|felt|gave|found|bought|drove|flew|wrote|sat|slept|woke|died|"
+                         r"split up|began|won|got back|"
                          r"yesterday|ago)\b", re.IGNORECASE)
 _ED_VERB = re.compile(r"\b(?:I|he|she|we|they|it|[A-Z][a-z]+)\s+(?:just\s+|finally\s+|already\s+|also\s+)?"
                       r"([a-z]{2,}ed)\b")
@@ -160,6 +166,13 @@ def _backward(kind: str, hit: DateHit, today: dt.date) -> DateHit:
     elif day > today and kind in ("nth", "wd_nth"):
         month, year = (12, day.year - 1) if day.month == 1 else (day.month - 1, day.year)
         day = _safe_date(year, month, day.day) or day
+    elif kind == "month":
+        # "we split up in january", said in April: the January before, the whole month
+        if hit.start > today:
+            start = dt.date(hit.start.year - 1, hit.start.month, 1)
+            return DateHit(start, dt.date(start.year, start.month, calendar.monthrange(start.year, start.month)[1]),
+                           hit.phrase, True)
+        return DateHit(hit.start, hit.end, hit.phrase, hit.start <= today)
     elif day > today:
         day = _safe_date(day.year - 1, day.month, day.day) or day
     return DateHit(day, day, hit.phrase, day < today or (day == today and kind == "weekday"))
@@ -237,8 +250,15 @@ def _resolve(kind: str, m: re.Match[str], today: dt.date) -> DateHit | None:
         return DateHit(day, day, phrase, False)
     if kind == "rel":
         return _relative_word(m.group(1).lower(), phrase, today)
-    if kind in ("wd_nth", "nth"):
+    if kind == "nth":
         return _nth_of_month(int(m.group(1)), phrase, today)
+    if kind == "wd_nth":
+        return _weekday_nth(m.group(1), int(m.group(2)), phrase, today)
+    if kind == "wd_week":
+        name = re.search(rf"\b({_WD_SHORT})\b", phrase, re.IGNORECASE)
+        day = _weekday(None, _full_weekday(name.group(1) if name else "monday"), phrase, today).start
+        day += dt.timedelta(weeks=1)
+        return DateHit(day, day, phrase, False)
     if kind in ("month_day", "day_month"):
         month_word, day_text = (m.group(1), m.group(2)) if kind == "month_day" else (m.group(2), m.group(1))
         found = _future_day(today, _month_index(month_word), int(day_text))
@@ -271,6 +291,22 @@ def _nth_of_month(n: int, phrase: str, today: dt.date) -> DateHit | None:
     except ValueError:
         return None
     return DateHit(day, day, phrase, False)
+
+
+def _full_weekday(word: str) -> str:
+    return next(d for d in WEEKDAYS if d.startswith(word.lower()[:3]))
+
+
+def _weekday_nth(name: str, n: int, phrase: str, today: dt.date) -> DateHit | None:
+    """ "sat the 14th": the next 14th that is a Saturday (within a year), else the next 14th."""
+    target = WEEKDAYS.index(_full_weekday(name))
+    month, year = today.month, today.year
+    for _ in range(12):
+        day = _safe_date(year, month, n)
+        if day is not None and day >= today and day.weekday() == target:
+            return DateHit(day, day, phrase, False)
+        month, year = (1, year + 1) if month == 12 else (month + 1, year)
+    return _nth_of_month(n, phrase, today)
 
 
 def _weekday(which: str | None, name: str, phrase: str, today: dt.date) -> DateHit:

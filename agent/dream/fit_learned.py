@@ -8,7 +8,11 @@ scenario (``agent/evals/planted_data.py`` is not in the extraction set).
 
 Labels, per user sentence of a window (``learned.rows_of``):
 
-- a reference card's type, for the first sentence that holds every keyword of it itself, else
+- a reference card's type, for the first sentence the extractor could write it from (not a
+  question, not a conditional or hedge unless it is a boundary, and no ``forbidden`` card: "if
+  tamsin and I had stayed together ..." holds the keyword "tamsin" of the boundary about her,
+  but teaching it as that boundary taught the model to accept hypotheticals) that holds every
+  keyword of it itself, else
   the first whose card body (as the extractor would write it, with the sentence it leans on)
   holds every keyword of that reference and, for a dated plan, the same end date; when no
   single sentence does, the sentence that completes it with the one before (facts told over two
@@ -32,7 +36,15 @@ from memfs.agent.dream import extraction_eval as ev
 from memfs.agent.dream.cardtext import leans_on_previous, normalise, write_body
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.extract_semantic import _units
-from memfs.agent.dream.learned import TYPES, LearnedExtractor, Model, Row, features, rows_of
+from memfs.agent.dream.learned import (
+    TYPES,
+    LearnedExtractor,
+    Model,
+    Row,
+    features,
+    rows_of,
+    states_nothing,
+)
 from memfs.agent.dream.prototypes import load_prototypes
 
 from memfs.embed import Embedder
@@ -61,9 +73,10 @@ def labels(window: ev.EvalWindow, rows: Sequence[Row]) -> tuple[list[int], list[
     y = [0] * len(rows)
     weight = [1.0] * len(rows)
     bodies = [_body(r) for r in rows]
+    forbidden = [_forbidden(body, window) for body, _ in bodies]
     for ref in window.expected["cards"]:
         want = ref.get("expires")
-        free = [i for i in range(len(rows)) if y[i] == 0]
+        free = [i for i in range(len(rows)) if y[i] == 0 and not forbidden[i] and _writable(rows[i], ref["type"])]
 
         def dated(i: int, want: Any = want) -> bool:
             end = bodies[i][1]
@@ -75,11 +88,21 @@ def labels(window: ev.EvalWindow, rows: Sequence[Row]) -> tuple[list[int], list[
                   and (dated(i) or dated(i - 1))]
         if alone or joined:
             y[(alone or joined)[0]] = CLASSES.index(ref["type"])
-    for i, (body, _) in enumerate(bodies):
-        if y[i] == 0 and any(_holds(body, f["keywords"]) and not any(u.lower() in body for u in f.get("unless", []))
-                             for f in window.expected.get("forbidden", [])):
+    for i in range(len(rows)):
+        if y[i] == 0 and forbidden[i]:
             weight[i] = FORBIDDEN_WEIGHT
     return y, weight
+
+
+def _forbidden(body: str, window: ev.EvalWindow) -> bool:
+    return any(_holds(body, f["keywords"]) and not any(u.lower() in body for u in f.get("unless", []))
+               for f in window.expected.get("forbidden", []))
+
+
+def _writable(row: Row, kind: str) -> bool:
+    """Could the extractor write a card of ``kind`` from this sentence at all (``learned._card``'s
+    grammar gates)? A label it can never act on only teaches the classifier the wrong thing."""
+    return not states_nothing(row.sentence, kind)
 
 
 def training_set(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple[np.ndarray, np.ndarray,

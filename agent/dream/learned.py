@@ -238,10 +238,16 @@ class LearnedExtractor(SemanticExtractor):
         say who that person is, never the user's own fact or plan."""
         order = [TYPES[int(i)] for i in np.argsort(-types)]
         kind = order[0]
+        day = unit.msg.ts.date()
+        hit = find_date(unit.sentence, day)
+        ahead = hit is not None and not hit.past and hit.end > day and not looks_past(unit.sentence)
         if _REPORTED.search(unit.sentence):
             kind = "relationship" if "relationship" in order[:3] else ""
         elif kind == "plan" and ROUTINE.search(unit.sentence):
             kind = next(k for k in order if k not in ("plan", "event"))
+        elif kind == "plan" and not ahead:
+            # no day ahead of its own: not a plan ("me and tamsin split up in january"), the next type
+            kind = order[1]
         return self._card(unit, row, kind, vec, protos) if kind else None
 
     def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes) -> Cand | None:
@@ -249,10 +255,7 @@ class LearnedExtractor(SemanticExtractor):
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
         date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
         sentence = unit.sentence
-        if sentence.rstrip().endswith("?"):
-            return None
-        if kind != "boundary" and (_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
-                                   or HEDGE.search(sentence)):
+        if states_nothing(sentence, kind):
             return None
         day = unit.msg.ts.date()
         hit = find_date(sentence, day)
@@ -272,3 +275,12 @@ class LearnedExtractor(SemanticExtractor):
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
                                  r"|\b(?:would|'d)\s+(?:probably\s+|definitely\s+|totally\s+)?\w+", re.IGNORECASE)
+
+
+def states_nothing(sentence: str, kind: str) -> bool:
+    """A question, or a conditional or hedge when the card would not be a boundary ("if I ever
+    learn to drive ...", "I might apply"): no card of ``kind`` is written from it."""
+    if sentence.rstrip().endswith("?"):
+        return True
+    return kind != "boundary" and bool(_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
+                                       or HEDGE.search(sentence))
