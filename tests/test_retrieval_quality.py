@@ -107,6 +107,29 @@ def test_constraint_probes_pass_at_the_reported_rate(isolated_env: Path, real_em
     assert report.rate >= REPORTED_RATE_200, report.to_dict()["rows"]
 
 
+def test_a_suggestion_brings_its_own_domains_limit_without_a_shared_word(
+        isolated_env: Path, real_embedder: Embedder, fresh_indexes: None) -> None:
+    """Weeks of small talk, one limit per domain said once; each request shares no word
+    with its limit, and the user's limits of the other domains are as personal and as
+    limit-like: each request's own limit must reach the context."""
+    from memfs.agent.evals.constraints import START as EVAL_START
+    from memfs.agent.evals.constraints import Probe, write_history
+
+    from memfs.context import build_context
+
+    scene = json.loads((Path(__file__).parent / "data" / "constraint_scene.json")
+                       .read_text("utf-8"))
+    probes = [Probe(p["id"], p["domain"], p["constraint"], p["request"]) for p in scene["probes"]]
+    pair = new_pair(isolated_env, real_embedder, "limits")
+    write_history(pair, probes, scene["messages"])
+    missed = []
+    for probe in probes:
+        ctx = build_context(pair, probe.request, now=EVAL_START + dt.timedelta(days=60),
+                            window=[])
+        if probe.constraint not in [h.text for h in ctx.hits]:
+            missed.append((probe.id, ctx.plan.constraint_domains, [h.text for h in ctx.hits]))
+    assert not missed, missed
+
 def test_every_probe_set_can_be_chosen_from_the_cli_and_blind2_is_well_formed() -> None:
     """The CLI's --split choices are the probe files; blind2 loads (read only, never run here)."""
     from memfs.agent.evals.constraints import FILES, load_probes
