@@ -63,9 +63,12 @@ class DupGroups:
     rep_row: list[int] = field(default_factory=list)
     valid: bool = False
     _by_key: dict[int, int] | None = None
+    _rows: dict[int, list[int]] = field(default_factory=dict)
+    """Group → its rows, filled as hits ask (``members``; a scan of every row each time
+    cost ~0.2 ms per hit at 100k rows)."""
 
     def invalidate(self) -> None:
-        self.valid, self._by_key = False, None
+        self.valid, self._by_key, self._rows = False, None, {}
 
     def build(self, keys: Ints, live: npt.NDArray[np.bool_], times: Times) -> None:
         """Every group from scratch."""
@@ -86,7 +89,7 @@ class DupGroups:
         self.first = times[order[starts]].tolist() if len(order) else []
         self.last = times[reps].tolist()
         self.rep_row = reps.tolist()
-        self.valid, self._by_key = True, None
+        self.valid, self._by_key, self._rows = True, None, {}
 
     def append(self, keys: Ints, new_keys: Sequence[int], new_times: Sequence[float]) -> None:
         """Rows ``len(group)..`` were appended with these keys and times (``keys`` is the
@@ -121,6 +124,8 @@ class DupGroups:
         self.count[g] += 1
         self.first[g] = min(self.first[g], when)
         self.group[row] = g
+        if g in self._rows:
+            self._rows[g].append(row)
 
     def info(self, row: int) -> tuple[int, float | None, float | None]:
         """(count, first time, last time) of the row's group; (1, None, None) when ungrouped."""
@@ -134,4 +139,6 @@ class DupGroups:
         g = int(self.group[row]) if row < len(self.group) else -1
         if g < 0:
             return [row]
-        return [int(r) for r in np.flatnonzero(self.group == g)[:limit]]
+        if g not in self._rows:
+            self._rows[g] = np.flatnonzero(self.group == g).tolist()
+        return self._rows[g][:limit]

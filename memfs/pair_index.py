@@ -23,14 +23,16 @@ import numpy as np
 from memfs.chunks import Pieces, pieces
 from memfs.dedupe import DupGroups, dup_key
 from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore, content_key
+from memfs.embed_memo import prefetch_texts
 from memfs.errors import LockError
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdated_messages
 from memfs.journal import JournalReader
 from memfs.links import TurnLinks
 from memfs.lock import pair_lock
-from memfs.ranking import BM25, RowMirror, best_similarities, similarities, tokenize
+from memfs.ranking import BM25, tokenize
 from memfs.ranking import grow as _grow
 from memfs.salience import message_salience
+from memfs.similarity import RowMirror, best_similarities, similarities
 from memfs.window_files import Stamp
 
 Progress = Callable[[int, int], None]
@@ -57,7 +59,7 @@ class PairIndex:
         self.items = ItemTable()
         self.position: dict[tuple[str, str], int] = {}
         self.vectors = np.zeros((0, embedder.dim), dtype=np.float16)
-        """Row-aligned with ``items``; float16 in memory (see ``ranking.similarities``)."""
+        """Row-aligned with ``items``; float16 in memory (see ``memfs.similarity``)."""
         self.status = np.zeros(0, dtype=np.int8)
         self.kinds = np.zeros(0, dtype=np.int8)
         self.expires = np.zeros(0, dtype=np.float64)
@@ -76,8 +78,9 @@ class PairIndex:
         """Vectors of the pieces of long messages (``memfs.chunks``), each with its row."""
         self.bm25 = BM25()
         self.mirrors: dict[str, RowMirror] = {}
-        """float32 mirrors of ``vectors`` and of the piece vectors (``ranking.RowMirror``);
-        emptied whenever either matrix is replaced rather than appended to."""
+        """Distinct-row mirrors of ``vectors`` and of the piece vectors
+        (``similarity.RowMirror``); emptied whenever either matrix is replaced rather than
+        appended to."""
         self.head: str | None = None
         self.state_head: str | None = None
         """The commit ``state.json`` on disk describes (so a fresh process does not rewrite it)."""
@@ -239,6 +242,16 @@ class PairIndex:
         self.last_embedded = cached.embedded
         self._piece_vectors = dict(zip(extra, out[len(texts):]))
         return out[:len(texts)]
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed, in the background, what indexing ``texts`` as messages will ask the
+        model for (``embed_memo.RecentEmbedder.prefetch``): texts and pieces the vector
+        cache lacks. Only for an index that has searched (its cache is open)."""
+        if self._store is None:
+            return
+        wanted = [*texts, *(p for t in texts for p in pieces(t))]
+        prefetch_texts(self.embedder, [t for t in dict.fromkeys(wanted)
+                                       if content_key(self.embedder.name, t) not in self._store])
 
     def _keep(self, keys: Sequence[bytes], vecs: Vectors) -> None:
         """Stage new vectors in the cache; write them once enough wait."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,8 +23,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from memfs.torch_threads import single_thread
 
 Floats = npt.NDArray[np.float32]
 
@@ -307,126 +304,6 @@ def fuse(signals: dict[str, Floats], weights: Weights) -> Floats:
         if name in signals:
             total = total + getattr(weights, name) * signals[name]
     return total
-
-
-def similarities(matrix: npt.NDArray[np.float16], query: Floats, mirror: RowMirror) -> Floats:
-    """Dot product of every (float16, L2-normalised) row with ``query``, as float32.
-
-    Rows are kept in float16: half the memory. When torch is loaded anyway (the
-    sentence-transformers embedder), its float16 product is used (one thread: on a busy
-    2-core machine a second one only waits). Otherwise torch is not imported for this —
-    that alone costs seconds in a one-shot ``memfs search`` — and numpy multiplies the
-    float32 ``mirror`` of the distinct rows, which the caller keeps with its matrix: it is
-    converted once and then only for appended rows (numpy has no fast float16 product:
-    converting 100k rows per search took ~1 s).
-    """
-    if not len(matrix):
-        return np.zeros(0, dtype=np.float32)
-    if "torch" not in sys.modules:
-        return mirror.product(matrix, query.astype(np.float32))
-    import torch
-
-    with single_thread(torch):
-        out = torch.mv(torch.from_numpy(matrix), torch.from_numpy(query.astype(np.float16)))
-        return np.asarray(out.float().numpy(), dtype=np.float32)
-
-
-def best_similarities(matrix: npt.NDArray[np.float16], queries: npt.NDArray[np.float32],
-                      mirror: RowMirror) -> Floats:
-    """Per row of ``matrix``, its best cosine with any row of ``queries`` (unit rows)."""
-    if not len(matrix) or not len(queries):
-        return np.full(len(matrix), -1.0, dtype=np.float32)
-    if "torch" not in sys.modules:
-        return mirror.best_product(matrix, np.asarray(queries, dtype=np.float32))
-    import torch
-
-    with single_thread(torch):
-        out = torch.mm(torch.from_numpy(matrix),
-                       torch.from_numpy(np.asarray(queries, dtype=np.float16)).T)
-        return np.asarray(out.max(dim=1).values.float().numpy(), dtype=np.float32)
-
-
-class RowMirror:
-    """The distinct rows of one float16 buffer as float32, and which one each row is.
-
-    Chat repeats itself ("thanks!", "good night"), and every copy of a text has the same
-    vector: the product is taken over the distinct rows only, then spread back by row
-    (a gather, ~0.3 ms per 100k rows). With no repeats that costs the gather and saves
-    nothing; with many, it saves most of the scan, which is memory-bound.
-
-    One mirror belongs to one growing matrix of one index, which only ever appends rows
-    (a removal marks a status): rows once mirrored stay right. The index starts a new
-    mirror when it replaces the matrix (compaction, loading a snapshot).
-    """
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self.reset()
-
-    def reset(self) -> None:
-        self.rows = 0
-        self.distinct = np.zeros((0, self.dim), dtype=np.float32)
-        self.which = np.zeros(0, dtype=np.int32)
-        self.seen: dict[int, int] = {}
-        """64-bit hash of a row's float16 bits → its distinct row (``_row_hashes``)."""
-
-    @property
-    def count(self) -> int:
-        """How many distinct rows are multiplied."""
-        return len(self.distinct)
-
-    def extend(self, matrix: npt.NDArray[np.float16]) -> None:
-        """Mirror the rows appended since the last call."""
-        new = matrix[self.rows:]
-        which = np.empty(len(new), dtype=np.int32)
-        fresh: list[int] = []
-        count = len(self.distinct)
-        for i, key in enumerate(_row_hashes(new).tolist()):
-            found = self.seen.get(key)
-            if found is None:
-                found = self.seen[key] = count + len(fresh)
-                fresh.append(i)
-            which[i] = found
-        self.distinct = grow(self.distinct, new if len(fresh) == len(new) else new[fresh])
-        self.which = grow(self.which, which)
-        self.rows = len(matrix)
-
-    def product(self, matrix: npt.NDArray[np.float16], query: Floats) -> Floats:
-        """``matrix @ query`` for the matrix this mirror follows."""
-        self.follow(matrix)
-        return np.asarray((self.distinct @ query)[self.which], dtype=np.float32)
-
-    def best_product(self, matrix: npt.NDArray[np.float16],
-                     queries: npt.NDArray[np.float32]) -> Floats:
-        """Per row, the largest of ``matrix @ q`` over the rows ``q`` of ``queries``: one
-        pass over the matrix for all of them, not one per query."""
-        self.follow(matrix)
-        scores = self.distinct @ queries.T
-        return np.asarray(scores.max(axis=1)[self.which], dtype=np.float32)
-
-    def follow(self, matrix: npt.NDArray[np.float16]) -> None:
-        if self.rows > len(matrix):  # not the matrix it followed: start again
-            self.reset()
-        if self.rows < len(matrix):
-            self.extend(matrix)
-
-
-_MIX = np.random.default_rng(20261201).integers(1, 2**63, size=512, dtype=np.uint64) | 1
-
-
-def _row_hashes(rows: npt.NDArray[np.float16]) -> npt.NDArray[np.uint64]:
-    """A 64-bit hash of each row's bits, vectorised (hashing 100k rows' bytes one by one
-    in Python took 0.5 s, the first search of a big pair): the rows' 64-bit words times
-    random odd constants, summed mod 2^64. Two different rows collide with chance ~2^-64,
-    about 3e-10 over all pairs of 100k rows."""
-    words = np.ascontiguousarray(rows)
-    pad = (-words.shape[1]) % 4
-    if pad:
-        words = np.pad(words, ((0, 0), (0, pad)))
-    packed = words.view(np.uint64)
-    mix = np.resize(_MIX, packed.shape[1])
-    with np.errstate(over="ignore"):
-        return np.asarray((packed * mix).sum(axis=1, dtype=np.uint64), dtype=np.uint64)
 
 
 def grow(buffer: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

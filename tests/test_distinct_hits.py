@@ -50,13 +50,15 @@ def test_groups_count_first_and_last_and_survive_appends_and_removals() -> None:
     groups.build(keys, np.ones(5, dtype=bool), times)
     assert groups.info(0) == (3, 10.0, 30.0) and groups.info(1) == (1, None, None)
     assert groups.representative.tolist() == [False, True, True, True, False]
+    assert groups.members(2) == [0, 2, 4]  # what --explain lists as collapsed copies
     keys = np.append(keys, 5)
     groups.append(keys, [5], [40.0])
-    assert groups.info(5) == (4, 10.0, 40.0)
+    assert groups.info(5) == (4, 10.0, 40.0) and groups.members(0) == [0, 2, 4, 5]
     assert groups.representative.tolist() == [False, True, False, True, False, True]
     live = np.array([True, True, True, True, True, False])  # the newest copy is removed
     groups.build(keys, live, np.append(times, 40.0))
     assert groups.info(2) == (3, 10.0, 30.0) and groups.representative[2]
+    assert groups.members(4) == [0, 2, 4]
 
 
 def test_repeated_messages_are_one_hit_that_says_how_often(fpair: MemoryPair,

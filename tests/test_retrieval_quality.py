@@ -130,17 +130,19 @@ def test_a_suggestion_brings_its_own_domains_limit_without_a_shared_word(
             missed.append((probe.id, ctx.plan.constraint_domains, [h.text for h in ctx.hits]))
     assert not missed, missed
 
-def test_every_probe_set_can_be_chosen_from_the_cli_and_blind2_is_well_formed() -> None:
-    """The CLI's --split choices are the probe files; blind2 loads (read only, never run here)."""
+
+def test_every_probe_set_can_be_chosen_from_the_cli_and_the_blind_sets_are_well_formed() -> None:
+    """The CLI's --split choices are the probe files; blind2 and blind3 load (read only, never run here)."""
     from memfs.agent.evals.constraints import FILES, load_probes
 
     from memfs.cli.evals import constraints
 
     split = next(p for p in constraints.params if p.name == "split")
     assert set(split.type.choices) == set(FILES)  # type: ignore[attr-defined]
-    probes = load_probes("blind2")
-    assert len(probes) >= 30 and len({p.id for p in probes}) == len(probes)
-    assert all(sum(p.domain == d for p in probes) >= 5 for d in ("food", "drink", "activity", "gift", "place"))
+    for blind in ("blind2", "blind3"):
+        probes = load_probes(blind)
+        assert len(probes) >= 30 and len({p.id for p in probes}) == len(probes)
+        assert all(sum(p.domain == d for p in probes) >= 5 for d in ("food", "drink", "activity", "gift", "place"))
 
 
 REPORTED_RATE_200 = 0.72

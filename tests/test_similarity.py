@@ -3,17 +3,15 @@ both must give exactly what the plain computation gives, only cheaper."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from memfs.embed import Vectors
 from memfs.embed_memo import RecentEmbedder
 from memfs.pair_index import PairIndex, _grow
-from memfs.ranking import RowMirror
+from memfs.similarity import MIRROR_MIN_ROWS, RowMirror, similarities
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -29,17 +27,27 @@ def test_the_product_over_distinct_rows_equals_the_plain_one_as_rows_are_appende
         buffer = _grow(buffer, texts[rng.integers(0, 50, size)])
         query = _unit(rng.standard_normal((1, 32)))[0].astype(np.float32)
         plain = buffer.astype(np.float32) @ query
-        np.testing.assert_allclose(mirror.product(buffer, query), plain, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(similarities(buffer, query, mirror), plain, rtol=0, atol=2e-3)
         assert mirror.count <= 50, "each distinct row is multiplied once"
 
 
-def test_an_index_that_replaces_its_matrix_starts_a_new_mirror(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_history_of_distinct_texts_is_multiplied_in_place_without_a_copy() -> None:
+    """With few repeats a copy of the distinct rows would double the memory and save
+    nothing: the mirror steps aside, and the answer stays the plain product."""
+    rng = np.random.default_rng(8)
+    rows = _unit(rng.standard_normal((MIRROR_MIN_ROWS + 10, 32))).astype(np.float16)
+    mirror = RowMirror(32)
+    query = _unit(rng.standard_normal((1, 32)))[0].astype(np.float32)
+    for end in (100, MIRROR_MIN_ROWS + 10):
+        plain = rows[:end].astype(np.float32) @ query
+        np.testing.assert_allclose(similarities(rows[:end], query, mirror), plain, atol=2e-3)
+    assert mirror.direct and mirror.count == len(rows) and mirror.distinct.nbytes == 0
+
+
+def test_an_index_that_replaces_its_matrix_starts_a_new_mirror(tmp_path: Path) -> None:
     """Compaction and snapshot loads replace the matrix: the old mirror must not be used
     (two indexes with the same first and last rows once shared one, by address)."""
     from tests.conftest import FakeEmbedder
-
-    monkeypatch.delitem(sys.modules, "torch", raising=False)  # the numpy path, mirrored
 
     index = PairIndex(tmp_path, FakeEmbedder())
     rng = np.random.default_rng(9)
@@ -50,7 +58,7 @@ def test_an_index_that_replaces_its_matrix_starts_a_new_mirror(
     swapped[5:] = index.vectors[:15][::-1]
     index.vectors, index.mirrors = swapped, {}  # what _compact and load_snapshot do
     np.testing.assert_allclose(index.similarities(query), swapped.astype(np.float32) @ query,
-                               atol=1e-6)
+                               atol=2e-3)
 
 
 class Counting:
@@ -86,15 +94,8 @@ def test_an_expected_query_rides_along_with_the_next_batch() -> None:
     assert len(inner.seen) == 2
 
 
-@pytest.mark.parametrize("path", ["numpy", "torch"])
-def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(tmp_path: Path) -> None:
     from tests.conftest import FakeEmbedder
-
-    if path == "numpy":
-        monkeypatch.delitem(sys.modules, "torch", raising=False)
-    else:
-        pytest.importorskip("torch")
 
     index = PairIndex(tmp_path, FakeEmbedder())
     rng = np.random.default_rng(2)
@@ -119,3 +120,37 @@ def test_staged_vectors_of_a_deleted_pair_are_dropped_quietly(tmp_path: Path) ->
     shutil.rmtree(root)
     index.flush_vectors()  # raised FileNotFoundError
     assert index._store is None
+
+
+class Slow(Counting):
+    """Counting, but each model run takes a while and may fail."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import time
+
+        time.sleep(0.05)
+        if self.fail:
+            self.fail = False
+            raise RuntimeError("model crashed")
+        return super().embed(texts)
+
+
+def test_a_prefetched_text_is_embedded_once_and_a_failed_prefetch_is_redone() -> None:
+    """A turn's message starts through the model while it is written; the search that
+    needs it waits for that run instead of running the model a second time."""
+    inner = Slow()
+    recent = RecentEmbedder(inner)
+    recent.prefetch(["my sister lives in Porto"])  # returns at once
+    assert inner.seen == []
+    vec = recent.embed(["my sister lives in Porto", "ok"])
+    assert sorted(inner.seen) == ["my sister lives in Porto", "ok"]
+    np.testing.assert_array_equal(vec[0], Counting().embed(["my sister lives in Porto"])[0])
+
+    failing = RecentEmbedder(Slow(fail=True))
+    failing.prefetch(["peanuts are a no"])
+    again = failing.embed(["peanuts are a no"])  # the background run failed: done here
+    np.testing.assert_array_equal(again[0], Counting().embed(["peanuts are a no"])[0])

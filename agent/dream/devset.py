@@ -2,7 +2,8 @@
 
 Every split but the blind ones (``extraction_eval.BLIND``) is dev. A blind split stays out of
 every fit and every score until it has been measured once; after that it is ``MEASURED`` and
-becomes dev like blind7 did (round two) — blind8 was measured once in issue 13's second round.
+becomes dev like blind7 did (round two) — blind8 was measured once in issue 13's second round;
+blind10 (written for the fourth round) is never read until its first measurement.
 """
 
 from __future__ import annotations

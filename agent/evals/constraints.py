@@ -18,6 +18,10 @@ before the code it measures) and ``data/constraint_dev.jsonl`` (what that code w
 ``data/constraint_probes2.jsonl`` (split ``blind2``: 30 probes, six per domain, with no content
 word shared between constraint and request) was written on 2026-12-01 before the next round of
 constraint code, to be measured once at its end and never tuned on.
+``data/constraint_probes3.jsonl`` (split ``blind3``: 30 probes, six per domain, each constraint
+said without the obvious word and sharing no content word with its request) was written on
+2026-12-01 before the following round of constraint code, to be measured once at its end and
+never tuned on.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ if TYPE_CHECKING:
     from memfs.store import MemoryPair
 
 FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
-         "blind2": "data/constraint_probes2.jsonl"}
+         "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
