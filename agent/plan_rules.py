@@ -90,8 +90,10 @@ def _is_question(text: str) -> bool:
     return "?" in text or bool(first and QUESTION_START.fullmatch(first.group(0)))
 
 
-Classify = Callable[[str], Sequence[str]]
-"""Which suggestion domains a request touches, by meaning (``memfs.constraints``)."""
+Classify = Callable[[str, bool], Sequence[str]]
+"""Which suggestion domains a request touches, by meaning (``memfs.constraints``); the
+flag says the request asks for a suggestion in so many words, so at least its nearest
+domains count."""
 
 
 def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
@@ -102,7 +104,7 @@ def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, .
     domain word lists do, as before."""
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None and (SUGGEST.search(text) or ADVICE.search(text)):
-        domains = tuple(classify(text))
+        domains = tuple(classify(text, bool(SUGGEST.search(text))))
         if domains or old_rule:
             return True, domains
     if not old_rule:
