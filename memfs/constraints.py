@@ -6,12 +6,14 @@ A plain search for the request finds cocktails; so for a request for a suggestio
 retrieval plan also names the **domains** it touches (food, drink, activity, gift, place;
 ``classify_request`` decides them from the embedding when no model planned the turn), and
 ``rank_constraints`` looks in those domains for the user's constraints and preferences:
-rows close to prototype constraint statements of the domain (written in general terms:
-health, diet, belief, fear, money, access), close to the request, and salient (the
-write-time score of ``memfs.salience``). Context assembly gives them a few of its slots.
+rows about the domain, close to the request, salient (the write-time score of
+``memfs.salience``), sounding like a limit rather than news, and above all close to one of
+the *requested* domain's prototype limits (``memfs.constraint_domains``, the domain model:
+one sentence per cause, in general terms). Context assembly gives them a few of its slots.
 
-Calibrated on ``agent/evals/data/constraint_dev.jsonl``; measured on the blind
-``constraint_probes.jsonl`` (``memfs eval constraints``).
+Calibrated on ``agent/evals/data/constraint_dev.jsonl`` and the spent blind sets
+``constraint_probes.jsonl`` and ``constraint_probes2.jsonl``; ``constraint_probes3.jsonl``
+is the blind set of the third round (``memfs eval constraints``).
 """
 
 from __future__ import annotations
