@@ -216,16 +216,16 @@ def _label(hit: SearchHit) -> str:
 
 def _fit_window(window: list[Message], message: str, room: int) -> tuple[list[dict[str, str]], int]:
     """Newest messages that fit ``room`` tokens, roles alternating, ending with ``message``."""
-    kept: list[Message] = []
-    used = 0
-    for m in reversed(window):
-        cost = count_tokens(m.content)
+    start, used = len(window), 0
+    while start > 0:
+        cost = count_tokens(window[start - 1].content)
         if used + cost > room:
             break
-        kept.insert(0, m)
-        used += cost
-    while kept and kept[0].role != "user":
-        used -= count_tokens(kept.pop(0).content)
+        start, used = start - 1, used + cost
+    while start < len(window) and window[start].role != "user":
+        used -= count_tokens(window[start].content)
+        start += 1
+    kept = window[start:]
     messages: list[dict[str, str]] = []
     for role, content in [*((k.role, k.content) for k in kept), ("user", message)]:
         if messages and messages[-1]["role"] == role:

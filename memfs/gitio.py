@@ -97,23 +97,32 @@ def message(kind: str, summary: str, actor: Actor, session: str | None = None,
 
 
 def head_sha(root: Path) -> str | None:
-    """HEAD's sha from the ref files (no subprocess: this runs before every search)."""
-    git_dir = root / ".git"
-    try:
-        head = (git_dir / "HEAD").read_text().strip()
-    except FileNotFoundError:
+    """HEAD's sha from the ref files (no subprocess: this runs several times per turn, so
+    plain ``os`` reads of string paths, not pathlib's ``read_text``: ~0.3 → ~0.03 ms)."""
+    git_dir = os.path.join(root, ".git")
+    head = _read_small(os.path.join(git_dir, "HEAD"))
+    if head is None:
         return None
     if not head.startswith("ref: "):
         return head
     ref = head[5:]
-    try:
-        return (git_dir / ref).read_text().strip()
-    except FileNotFoundError:
-        pass
-    try:
-        for line in (git_dir / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except FileNotFoundError:
-        pass
+    sha = _read_small(os.path.join(git_dir, ref))
+    if sha is not None:
+        return sha
+    packed = _read_small(os.path.join(git_dir, "packed-refs"), limit=1 << 24)
+    for line in (packed or "").splitlines():
+        if line.endswith(" " + ref):
+            return line.split(" ", 1)[0]
     return None  # an unborn branch
+
+
+def _read_small(path: str, limit: int = 4096) -> str | None:
+    """A small file's text, stripped; None when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        return os.read(fd, limit).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)

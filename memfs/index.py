@@ -25,7 +25,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
 from pathlib import Path
 
 from memfs.embed import Embedder, content_key
@@ -113,18 +112,6 @@ def _evict(limit: int | None) -> list[PairIndex]:
     while limit is not None and len(_OPEN) > limit:
         out.append(_OPEN.popitem(last=False)[1])
     return out
-
-
-def prefetch(root: Path, messages: Sequence[tuple[str, str]]) -> None:
-    """Start embedding a turn's new (role, text) messages in the background while they are
-    written, for this process's warm index of the pair. Without one (a one-shot command,
-    a pair not searched yet) nothing happens: no model is loaded for this."""
-    key = str(root.resolve())
-    with _OPEN_LOCK:
-        warm = [index for (path, _), index in _OPEN.items() if path == key]
-    texts = [text for role, text in messages if text and not is_placeholder(role, text)]
-    for index in warm:
-        index.prefetch(texts)
 
 
 def open_index_count() -> int:

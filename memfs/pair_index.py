@@ -23,7 +23,6 @@ import numpy as np
 from memfs.chunks import Pieces, pieces
 from memfs.dedupe import DupGroups, dup_key
 from memfs.embed import CachedEmbedder, Embedder, Vectors, VectorStore, content_key
-from memfs.embed_memo import prefetch_texts
 from memfs.errors import LockError
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item, ItemTable, outdated_messages
 from memfs.journal import JournalReader
@@ -242,16 +241,6 @@ class PairIndex:
         self.last_embedded = cached.embedded
         self._piece_vectors = dict(zip(extra, out[len(texts):]))
         return out[:len(texts)]
-
-    def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed, in the background, what indexing ``texts`` as messages will ask the
-        model for (``embed_memo.RecentEmbedder.prefetch``): texts and pieces the vector
-        cache lacks. Only for an index that has searched (its cache is open)."""
-        if self._store is None:
-            return
-        wanted = [*texts, *(p for t in texts for p in pieces(t))]
-        prefetch_texts(self.embedder, [t for t in dict.fromkeys(wanted)
-                                       if content_key(self.embedder.name, t) not in self._store])
 
     def _keep(self, keys: Sequence[bytes], vecs: Vectors) -> None:
         """Stage new vectors in the cache; write them once enough wait."""

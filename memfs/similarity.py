@@ -16,6 +16,7 @@ the mirror steps aside: the product runs over the matrix itself.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,10 @@ MIRROR_FRACTION = 0.5
 all rows: past it the copy costs more memory than the skipped rows save in time."""
 MIRROR_MIN_ROWS = 4096
 """Below this many rows the choice does not matter; the mirror decides once it is past it."""
+KEPT_PRODUCTS = 8
+"""Products a mirror keeps, by query: a suggestion turn multiplies its query twice (the
+search, then the constraint search) and the same topic prototypes every time; the next
+call computes only the rows appended since (rows never change once written)."""
 
 
 def similarities(matrix: Rows, query: Floats, mirror: RowMirror) -> Floats:
@@ -81,6 +86,8 @@ class RowMirror:
         self.which = np.zeros(0, dtype=np.int32)
         self.seen: dict[int, int] = {}
         """64-bit hash of a row's float16 bits → its distinct row (``_row_hashes``)."""
+        self.kept: OrderedDict[bytes, Floats] = OrderedDict()
+        """Query bytes → the product for the first ``len(result)`` rows (read-only)."""
 
     @property
     def count(self) -> int:
@@ -88,11 +95,19 @@ class RowMirror:
         return self.rows if self.direct else len(self.distinct)
 
     def product(self, matrix: Rows, queries: npt.NDArray[np.float32]) -> Floats:
-        """``matrix @ queries.T`` for the matrix this mirror follows (one column per query)."""
+        """``matrix @ queries.T`` for the matrix this mirror follows (one column per query),
+        read-only: it may be handed out again."""
         self.follow(matrix)
-        if self.direct:
-            return dot(matrix, queries)
-        out: Floats = dot(self.distinct, queries)[self.which]
+        key = queries.tobytes()
+        out = self.kept.pop(key, None)
+        if out is None:
+            out = dot(matrix, queries) if self.direct else dot(self.distinct, queries)[self.which]
+        elif len(out) < self.rows:  # rows appended since: only they are multiplied
+            out = np.concatenate([out, dot(matrix[len(out):self.rows], queries)])
+        out.flags.writeable = False
+        self.kept[key] = out
+        while len(self.kept) > KEPT_PRODUCTS:
+            self.kept.popitem(last=False)
         return out
 
     def follow(self, matrix: Rows) -> None:

@@ -25,7 +25,6 @@ from memfs.gitio import USER
 from memfs.gitio import message as commit_message
 from memfs.history import Appender, Message
 from memfs.ids import check_id
-from memfs.index import prefetch
 from memfs.window import WindowState, window_state
 from memfs.window_files import Stamp
 
@@ -35,9 +34,6 @@ if TYPE_CHECKING:
 BATCH = 512
 """Messages appended under one hold of the pair lock (a long ingest lets other writers,
 such as a dream's merge, in between batches)."""
-PREFETCH_MAX = 4
-"""Up to this many messages in one call are a turn: their vectors are made in the background
-while they are written (``index.prefetch``); more are an ingest, indexed in bulk later."""
 
 Checked = tuple[str, str, dt.datetime, str | None]
 
@@ -71,8 +67,6 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     # Every message is checked before the first is appended: a bad line 3 must not leave
     # lines 1-2 in history, to be appended again when the user fixes the file.
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
-    if len(checked) <= PREFETCH_MAX:  # a turn, not an ingest: embed while it is written
-        prefetch(pair.root, [(role, content) for role, content, _, _ in checked])
     for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
             state = window_state(pair, refresh=False)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memfs.embed import Vectors
 from memfs.embed_memo import RecentEmbedder
@@ -122,35 +123,24 @@ def test_staged_vectors_of_a_deleted_pair_are_dropped_quietly(tmp_path: Path) ->
     assert index._store is None
 
 
-class Slow(Counting):
-    """Counting, but each model run takes a while and may fail."""
+def test_a_repeated_query_multiplies_only_the_rows_appended_since(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search and the constraint search of one suggestion turn share the query's
+    product; after an append only the new rows are multiplied, with the same answer."""
+    import memfs.similarity as sim
 
-    def __init__(self, fail: bool = False) -> None:
-        super().__init__()
-        self.fail = fail
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        import time
-
-        time.sleep(0.05)
-        if self.fail:
-            self.fail = False
-            raise RuntimeError("model crashed")
-        return super().embed(texts)
-
-
-def test_a_prefetched_text_is_embedded_once_and_a_failed_prefetch_is_redone() -> None:
-    """A turn's message starts through the model while it is written; the search that
-    needs it waits for that run instead of running the model a second time."""
-    inner = Slow()
-    recent = RecentEmbedder(inner)
-    recent.prefetch(["my sister lives in Porto"])  # returns at once
-    assert inner.seen == []
-    vec = recent.embed(["my sister lives in Porto", "ok"])
-    assert sorted(inner.seen) == ["my sister lives in Porto", "ok"]
-    np.testing.assert_array_equal(vec[0], Counting().embed(["my sister lives in Porto"])[0])
-
-    failing = RecentEmbedder(Slow(fail=True))
-    failing.prefetch(["peanuts are a no"])
-    again = failing.embed(["peanuts are a no"])  # the background run failed: done here
-    np.testing.assert_array_equal(again[0], Counting().embed(["peanuts are a no"])[0])
+    multiplied: list[int] = []
+    plain_dot = sim.dot
+    monkeypatch.setattr(sim, "dot", lambda rows, q: multiplied.append(len(rows)) or plain_dot(rows, q))
+    rng = np.random.default_rng(4)
+    rows = _unit(rng.standard_normal((300, 32))).astype(np.float16)
+    mirror = RowMirror(32)
+    query = _unit(rng.standard_normal((1, 32)))[0].astype(np.float32)
+    first = similarities(rows[:200], query, mirror)
+    np.testing.assert_array_equal(similarities(rows[:200], query, mirror), first)
+    grown = similarities(rows, query, mirror)
+    assert multiplied == [200, 100]
+    np.testing.assert_allclose(grown, rows.astype(np.float32) @ query, atol=2e-3)
+    np.testing.assert_array_equal(grown[:200], first)
+    with pytest.raises(ValueError):
+        grown[0] = 1.0  # handed out again: nobody may change it in place
