@@ -37,8 +37,12 @@ CLASSIFY_THRESHOLD = 0.45
 least this, or it is within ``CLASSIFY_MARGIN`` of the best domain and the best is near
 the threshold."""
 CLASSIFY_MARGIN = 0.05
+IMPLICIT_MARGIN = 0.10
+"""A request without suggestion or advice words counts only this much closer (0.55): on the
+60 decision probes and the 60 LongMemEval questions no message reaches it."""
+WORDINGS = ("explicit", "advice", "implicit")
 
-__all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS",
+__all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
            "ConstraintWeights", "classify_request", "rank_constraints"]
 
 
@@ -82,17 +86,19 @@ def _prototypes(embedder: Embedder, table: dict[str, tuple[str, ...]], domain: s
     return _VECTORS[key]
 
 
-def classify_request(embedder: Embedder, text: str, *, explicit: bool = False) -> tuple[str, ...]:
-    """The suggestion domains ``text`` asks about (may be empty).
-
-    ``explicit``: the text asks for a suggestion in so many words ("suggest a winter
-    sport"), so it gets at least its nearest domains even below the threshold: missing
-    a constraint costs more than three slots of a suggestion's context."""
+def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> tuple[str, ...]:
+    """The suggestion domains ``text`` asks about (may be empty), by how it is worded
+    (``WORDINGS``). "explicit" ("suggest a winter sport"): at least its nearest domains,
+    even below the threshold — missing a constraint costs more than three slots of a
+    suggestion's context. "implicit" (no suggestion or advice words: "what's good to sip
+    at my desk?"): only domains at ``CLASSIFY_THRESHOLD + IMPLICIT_MARGIN`` or more."""
     qvec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
     best = {d: float((_prototypes(embedder, REQUESTS, d, "request") @ qvec).max())
             for d in DOMAINS}
+    if wording == "implicit":
+        return tuple(d for d in DOMAINS if best[d] >= CLASSIFY_THRESHOLD + IMPLICIT_MARGIN)
     top = max(best.values())
-    near = top >= CLASSIFY_THRESHOLD - CLASSIFY_MARGIN or explicit
+    near = top >= CLASSIFY_THRESHOLD - CLASSIFY_MARGIN or wording == "explicit"
     return tuple(d for d in DOMAINS if best[d] >= CLASSIFY_THRESHOLD
                  or (near and best[d] >= top - CLASSIFY_MARGIN))
 

@@ -134,6 +134,22 @@ def test_a_suggestion_brings_its_own_domains_limit_without_a_shared_word(
     assert len(missed) <= len(probes) - SCENE_PASSES, missed
 
 
+def test_a_request_without_suggestion_words_still_gets_its_domain(real_embedder: Embedder) -> None:
+    """"Give me a recipe for …" and "what's a nice thing to drink …?" ask for a suggestion
+    without saying so; a question about what happened does not get a domain."""
+    from memfs.agent.plan_rules import plan_offline
+
+    from memfs.constraints import classify_request
+
+    def classify(text: str, wording: str) -> tuple[str, ...]:
+        return classify_request(real_embedder, text, wording)
+
+    recipe = plan_offline("Give me a recipe for a quick weeknight curry.", [], classify=classify)
+    assert recipe.need_retrieval and "food" in recipe.constraint_domains
+    recall = plan_offline("What did I eat at my cousin's wedding?", [], classify=classify)
+    assert recall.constraint_domains == ()
+
+
 SCENE_PASSES = 4
 """Of the scene's five requests, how many get their own limit (measured, third round)."""
 
