@@ -90,8 +90,14 @@ def _is_question(text: str) -> bool:
     return "?" in text or bool(first and QUESTION_START.fullmatch(first.group(0)))
 
 
-Classify = Callable[[str], Sequence[str]]
-"""Which suggestion domains a request touches, by meaning (``memfs.constraints``)."""
+Classify = Callable[[str, str], Sequence[str]]
+"""Which suggestion domains a request touches, by meaning (``memfs.constraints``), given
+how it is worded (``memfs.constraints.WORDINGS``): "explicit" (a suggestion word: at least
+its nearest domains count), "advice" ("which … should I …"), or "implicit" (a question or
+a request with neither: a domain counts only when the request is very close to it)."""
+IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:give|tell|find|show|get|pick|help)\s+(?:me|us)\b",
+                        re.IGNORECASE)
+"""A request in the imperative ("give me a recipe for …")."""
 
 
 def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
@@ -101,9 +107,11 @@ def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, .
     ("which cocktail should I order?"); without it, only the suggestion words and the
     domain word lists do, as before."""
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
-    if classify is not None and (SUGGEST.search(text) or ADVICE.search(text)):
-        domains = tuple(classify(text))
-        if domains or old_rule:
+    if classify is not None:
+        wording = "explicit" if SUGGEST.search(text) else "advice" if ADVICE.search(text) \
+            else "implicit" if _is_question(text) or IMPERATIVE.search(text) else ""
+        domains = tuple(classify(text, wording)) if wording else ()
+        if domains or (wording and old_rule):
             return True, domains
     if not old_rule:
         return False, ()

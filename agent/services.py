@@ -51,8 +51,8 @@ class AgentPlanner:
 
         from memfs.constraints import classify_request
 
-        def classify(text: str) -> tuple[str, ...]:
-            return classify_request(pair.store.embedder, text)
+        def classify(text: str, wording: str) -> tuple[str, ...]:
+            return classify_request(pair.store.embedder, text, wording)
 
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,

@@ -6,12 +6,14 @@ A plain search for the request finds cocktails; so for a request for a suggestio
 retrieval plan also names the **domains** it touches (food, drink, activity, gift, place;
 ``classify_request`` decides them from the embedding when no model planned the turn), and
 ``rank_constraints`` looks in those domains for the user's constraints and preferences:
-rows close to prototype constraint statements of the domain (written in general terms:
-health, diet, belief, fear, money, access), close to the request, and salient (the
-write-time score of ``memfs.salience``). Context assembly gives them a few of its slots.
+rows about the domain, close to the request, salient (the write-time score of
+``memfs.salience``), sounding like a limit rather than news, and above all close to one of
+the *requested* domain's prototype limits (``memfs.constraint_domains``, the domain model:
+one sentence per cause, in general terms). Context assembly gives them a few of its slots.
 
-Calibrated on ``agent/evals/data/constraint_dev.jsonl``; measured on the blind
-``constraint_probes.jsonl`` (``memfs eval constraints``).
+Calibrated on ``agent/evals/data/constraint_dev.jsonl`` and the spent blind sets
+``constraint_probes.jsonl`` and ``constraint_probes2.jsonl``; ``constraint_probes3.jsonl``
+is the blind set of the third round (``memfs eval constraints``).
 """
 
 from __future__ import annotations
@@ -22,77 +24,36 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memfs.constraint_domains import DOMAIN_LIMITS, DOMAINS, LIMITS, NEWS, REQUESTS, TOPICS
 from memfs.embed import Embedder
 from memfs.index_items import KIND_CODES
 from memfs.pair_index import PairIndex
 from memfs.ranker import eligibility
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
-
-DOMAINS = ("food", "drink", "activity", "gift", "place")
-
-REQUESTS: dict[str, tuple[str, ...]] = {
-    "food": ("What should I cook for dinner?", "Can you suggest a recipe?",
-             "Recommend somewhere to eat.", "Any snack ideas?", "What should I bake?",
-             "What should I order to eat tonight?"),
-    "drink": ("What should I drink?", "Recommend a cocktail.", "Suggest a drink to order.",
-              "What should I have to drink at the party?"),
-    "activity": ("What should we do this weekend?", "Suggest something fun to do.",
-                 "Any ideas for an outing or an activity?", "What should I do tonight?"),
-    "gift": ("What gift should I buy for her?", "Present ideas for his birthday?",
-             "What should I give them?"),
-    "place": ("Where should I go on holiday?", "Recommend a place to stay.",
-              "Suggest somewhere to visit.", "Where should we go out?"),
-}
-"""What a request for a suggestion in each domain sounds like (to classify a request)."""
-
-TOPICS: dict[str, tuple[str, ...]] = {
-    "food": ("Food and eating.", "Meals, snacks and cooking.", "What I eat."),
-    "drink": ("Drinks.", "What I drink.", "Having something to drink."),
-    "activity": ("Things to do for fun.", "Going out and doing activities.",
-                 "Sports, outings and hobbies."),
-    "gift": ("Presents for someone.", "What they would like to receive.",
-             "Buying a gift."),
-    "place": ("Places to go and stay.", "Travelling somewhere.", "Where we go."),
-}
-"""What each domain is about, as a topic (a constraint must be about the domain)."""
+from memfs.similarity import dot
 
 CLASSIFY_THRESHOLD = 0.45
 """A request belongs to a domain when its best cosine to that domain's requests is at
-least this, or it is the best domain and within ``CLASSIFY_MARGIN`` of the best."""
+least this, or it is within ``CLASSIFY_MARGIN`` of the best domain and the best is near
+the threshold."""
 CLASSIFY_MARGIN = 0.05
+IMPLICIT_MARGIN = 0.10
+"""A request without suggestion or advice words counts only this much closer (0.55): on the
+60 decision probes and the 60 LongMemEval questions no message reaches it."""
+WORDINGS = ("explicit", "advice", "implicit")
 
-
-LIMITS: tuple[str, ...] = (
-    "I can't have that, it makes me ill.", "I'm allergic to it.",
-    "My doctor told me to stay away from it.", "I gave it up for good.",
-    "That's off limits for me now.", "It's against my beliefs, so I never do it.",
-    "That frightens me, so I avoid it.", "It makes me anxious and I have to leave.",
-    "My body can't cope with that any more.", "I'm not able to do that because of my condition.",
-    "I can't afford much at the moment.", "I can't get there on my own.",
-    "She can't stand it.", "He isn't allowed to have that.",
-    "We always have to take them with us.",
-)
-"""What a constraint sounds like in any domain: a limit, whatever its cause (health,
-belief, fear, money, access, dependents; for the user or the person a gift is for)."""
-NEWS: tuple[str, ...] = (
-    "We had a takeaway last night.", "I tried a new recipe today.",
-    "My friend is moving away and I'm sad.", "I'm learning a new language.",
-    "Work was stressful this week.", "I went to a concert at the weekend.",
-    "I bought a new jacket.", "I'm so tired today.", "The weather has been awful.",
-    # "can't" and complaints that are not limits
-    "I can't wait for the weekend.", "I couldn't stop laughing.",
-    "A colleague is really annoying me at work.",
-)
-"""Personal news that is not a limit: what salient small talk sounds like."""
+__all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
+           "ConstraintWeights", "classify_request", "rank_constraints"]
 
 
 @dataclass(frozen=True)
 class ConstraintWeights:
-    """Tuned on ``constraint_dev.jsonl`` and the spent ``constraint_probes.jsonl``
-    (1,600 messages of small talk, one constraint per domain per pair; BENCHMARKS.md,
-    issue 12, second round). Salient small talk ("we ordered fish and chips, no regrets")
-    used to fill the slots: salience says a line is personal, not that it is a limit,
-    so ``limit`` (a constraint's margin over personal news) decides among salient lines."""
+    """Tuned on ``constraint_dev.jsonl`` and the spent ``constraint_probes.jsonl`` and
+    ``constraint_probes2.jsonl`` (1,600 and 200 messages of small talk, one constraint per
+    domain per pair; BENCHMARKS.md, issue 12). Salience says a line is personal, not that
+    it is a limit (``limit``), and a limit need not be one of *this* domain: the user's
+    other constraints used to take the slots (a food limit for a concert), so
+    ``domain_limit`` asks whether the line sounds like a limit of the requested domains."""
 
     topic: float = 0.3
     """Best cosine to the domains' ``TOPICS``: is it about the domain?"""
@@ -102,10 +63,14 @@ class ConstraintWeights:
     """Write-time salience (``memfs.salience``): a personal statement, not small talk."""
     limit: float = 0.5
     """Best cosine to ``LIMITS`` minus best cosine to ``NEWS``: a limit, not news."""
-    floor: float = 0.65
-    """Rows scoring below this (without ``limit``) are not constraints of the domain at all."""
-    pool: int = 200
-    """``limit`` is computed for this many of the best rows by the other signals."""
+    domain_limit: float = 2.0
+    """Best cosine to the requested domains' ``DOMAIN_LIMITS``: a limit of this domain."""
+    floor: float = 0.6
+    """Rows scoring below this (by the first three signals) are not candidates at all."""
+    pool: int = 400
+    """``limit`` and ``domain_limit`` are computed for this many of the best rows by the
+    other signals (at 1,600 messages the constraint is in the best 400 of ~600 user rows;
+    a larger pool changed nothing on the dev sets)."""
     dup_threshold: float = 0.93
     """Cosine at or above which a constraint hit is a repeat of a better one (and dropped)."""
 
@@ -121,14 +86,21 @@ def _prototypes(embedder: Embedder, table: dict[str, tuple[str, ...]], domain: s
     return _VECTORS[key]
 
 
-def classify_request(embedder: Embedder, text: str) -> tuple[str, ...]:
-    """The suggestion domains ``text`` asks about (may be empty)."""
+def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> tuple[str, ...]:
+    """The suggestion domains ``text`` asks about (may be empty), by how it is worded
+    (``WORDINGS``). "explicit" ("suggest a winter sport"): at least its nearest domains,
+    even below the threshold — missing a constraint costs more than three slots of a
+    suggestion's context. "implicit" (no suggestion or advice words: "what's good to sip
+    at my desk?"): only domains at ``CLASSIFY_THRESHOLD + IMPLICIT_MARGIN`` or more."""
     qvec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
     best = {d: float((_prototypes(embedder, REQUESTS, d, "request") @ qvec).max())
             for d in DOMAINS}
+    if wording == "implicit":
+        return tuple(d for d in DOMAINS if best[d] >= CLASSIFY_THRESHOLD + IMPLICIT_MARGIN)
     top = max(best.values())
+    near = top >= CLASSIFY_THRESHOLD - CLASSIFY_MARGIN or wording == "explicit"
     return tuple(d for d in DOMAINS if best[d] >= CLASSIFY_THRESHOLD
-                 or (best[d] == top and top >= CLASSIFY_THRESHOLD - CLASSIFY_MARGIN))
+                 or (near and best[d] >= top - CLASSIFY_MARGIN))
 
 
 def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
@@ -153,12 +125,13 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     rows = np.flatnonzero(eligible & (score >= w.floor))
     rows = _said_by_user(index, rows[np.argsort(-score[rows], kind="stable")],
                          max(w.pool, q.k))
-    if w.limit and len(rows):
-        limit = _limit(index, rows)
-        signals["limit"] = np.zeros(len(request), dtype=np.float32)
-        signals["limit"][rows] = limit
+    if (w.limit or w.domain_limit) and len(rows):
+        limit, in_domain = _limits(index, rows, domains)
+        for name, values in (("limit", limit), ("domain_limit", in_domain)):
+            signals[name] = np.zeros(len(request), dtype=np.float32)
+            signals[name][rows] = values
         score = score.copy()
-        score[rows] += w.limit * limit
+        score[rows] += w.limit * limit + w.domain_limit * in_domain
         rows = rows[np.argsort(-score[rows], kind="stable")]
     hits: list[SearchHit] = []
     kept: list[int] = []
@@ -193,12 +166,18 @@ def _said_by_user(index: PairIndex, rows: npt.NDArray[np.int64],
     return np.array(out, dtype=np.int64)
 
 
-def _limit(index: PairIndex, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-    """For ``rows``: best cosine to a limit minus best cosine to personal news."""
-    vecs = np.asarray(index.vectors[rows], dtype=np.float32)
+def _limits(index: PairIndex, rows: npt.NDArray[np.int64], domains: Sequence[str]
+            ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """For ``rows``: (best cosine to a limit minus best cosine to personal news, best
+    cosine to a limit of ``domains``). One product over the pool, not over every row, on
+    the float16 rows (``memfs.similarity.dot``): numpy's threaded BLAS took 7-30 ms for
+    this 400 x 35 product inside a busy process, against ~0.3 ms single-threaded."""
     fixed = index.cached_embedder()
-    limits = _prototypes(fixed, {"any": LIMITS}, "any", "limit")
-    news = _prototypes(fixed, {"any": NEWS}, "any", "news")
-    out: npt.NDArray[np.float32] = ((vecs @ limits.T).max(axis=1)
-                                    - (vecs @ news.T).max(axis=1)).astype(np.float32)
-    return out
+    protos = [_prototypes(fixed, {"any": LIMITS}, "any", "limit"),
+              _prototypes(fixed, {"any": NEWS}, "any", "news"),
+              *(_prototypes(fixed, DOMAIN_LIMITS, d, "domain-limit") for d in domains)]
+    sims = dot(np.asarray(index.vectors[rows], dtype=np.float16), np.concatenate(protos))
+    ends = np.cumsum([len(p) for p in protos])
+    limit = sims[:, :ends[0]].max(axis=1) - sims[:, ends[0]:ends[1]].max(axis=1)
+    in_domain = sims[:, ends[1]:].max(axis=1)
+    return limit.astype(np.float32), in_domain.astype(np.float32)

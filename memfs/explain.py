@@ -41,6 +41,7 @@ MEANINGS = {
                       " the user's own words come first, so it keeps only part of its score",
     "topic": "about the suggestion's domain (food, drink, activity, gift, place)",
     "limit": "sounds like a limit (cannot, must avoid, gave up) rather than personal news",
+    "domain_limit": "sounds like a limit of the requested domain (a food limit for a meal)",
 }
 _FACTORS = {"status_factor", "newer_similar", "older_similar", "salience_factor",
             "diversity_penalty", "copies", "request_factor"}

@@ -168,7 +168,7 @@ def test_offline_rules_name_domains_by_meaning_when_given_a_classifier() -> None
     from memfs.agent.plan import plan_offline
 
     plan = plan_offline("Which cocktail should I order at the wedding?", [],
-                        classify=lambda text: ("drink",))
+                        classify=lambda text, wording: ("drink",))
     assert plan.need_retrieval and plan.constraint_domains == ("drink",)
     # without the model only the suggestion word lists count, and they miss this one
     assert plan_offline("Which cocktail should I order at the wedding?", []).constraint_domains == ()
