@@ -19,6 +19,8 @@ from memfs.embed import Embedder, Vectors
 
 RECENT = 512
 """Texts kept: a turn's message, its query, and headroom for bursts of other calls."""
+EXPECTED = 32
+"""Texts announced but not asked for yet (``expect``) that the next model run takes along."""
 
 
 class RecentEmbedder:
@@ -30,14 +32,20 @@ class RecentEmbedder:
         self.size = size
         self._recent: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
-        self._expected: str | None = None
+        self._expected: list[str] = []
 
-    def expect(self, text: str) -> None:
-        """``text`` will be asked for soon: embed it with the next batch that goes to the
-        model. A search knows its query before the index embeds the turn's new message;
-        one run of two texts costs ~1.3 runs of one."""
+    def expect(self, *texts: str) -> None:
+        """``texts`` will be asked for soon: embed them with the next batch that goes to the
+        model, whoever sends it. A model run here costs mostly the reading of the model's
+        weights (a run of three short texts ~1.3 runs of one), so a turn should make one:
+        the search announces its query before the index embeds the turn's new messages, and
+        ``add_messages`` announces those before the planner's classifier embeds the user's
+        message (which would otherwise be a second run)."""
         with self._lock:
-            self._expected = None if text in self._recent else text
+            for text in texts:
+                if text and text not in self._recent and text not in self._expected:
+                    self._expected.append(text)
+            del self._expected[:-EXPECTED]
 
     @property
     def dim(self) -> int:
@@ -57,9 +65,9 @@ class RecentEmbedder:
         missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             with self._lock:
-                extra, self._expected = self._expected, None
-            if extra is not None and extra not in missing:
-                missing.append(extra)
+                extra = [t for t in self._expected if t not in self._recent]
+                self._expected = []
+            missing += [t for t in extra if t not in missing]
             fresh = np.asarray(self.inner.embed(missing), dtype=np.float32)
             with self._lock:
                 for text, row in zip(missing, fresh):
@@ -69,7 +77,7 @@ class RecentEmbedder:
         return np.stack([known[t] for t in texts]).astype(np.float32, copy=False)
 
 
-def expect_text(embedder: Embedder, text: str) -> None:
-    """Tell ``embedder`` that ``text`` comes next, if it is one that can use the hint."""
+def expect_text(embedder: Embedder, *texts: str) -> None:
+    """Tell ``embedder`` that ``texts`` come next, if it is one that can use the hint."""
     if isinstance(embedder, RecentEmbedder):
-        embedder.expect(text)
+        embedder.expect(*texts)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 BATCH = 512
 """Messages appended under one hold of the pair lock (a long ingest lets other writers,
 such as a dream's merge, in between batches)."""
+EXPECT_MAX = 4
+"""Up to this many messages in one call are a turn, announced to the embedder; more are an
+ingest, embedded in bulk by the next search."""
 
 Checked = tuple[str, str, dt.datetime, str | None]
 
@@ -67,6 +70,9 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     # Every message is checked before the first is appended: a bad line 3 must not leave
     # lines 1-2 in history, to be appended again when the user fixes the file.
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
+    if len(checked) <= EXPECT_MAX:  # a turn: its messages ride with the next model run
+        pair.store.expect_embeddings([content for role, content, _, _ in checked
+                                      if not history.is_placeholder(role, content)])
     for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
             state = window_state(pair, refresh=False)

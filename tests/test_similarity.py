@@ -13,6 +13,7 @@ from memfs.embed import Vectors
 from memfs.embed_memo import RecentEmbedder
 from memfs.pair_index import PairIndex, _grow
 from memfs.similarity import MIRROR_MIN_ROWS, RowMirror, similarities
+from tests.conftest import FakeEmbedder
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -144,3 +145,23 @@ def test_a_repeated_query_multiplies_only_the_rows_appended_since(
     np.testing.assert_array_equal(grown[:200], first)
     with pytest.raises(ValueError):
         grown[0] = 1.0  # handed out again: nobody may change it in place
+
+
+def test_a_warm_retrieving_turn_runs_the_model_once(
+        isolated_env: Path, fake_embedder: FakeEmbedder, fresh_indexes: None) -> None:
+    """The planner's classifier, the index (the turn's new messages) and the search's query
+    share one model run: a run costs mostly reading the model's weights."""
+    from memfs import MemoryStore
+    from memfs.config import Config
+
+    pair = MemoryStore(isolated_env, embedder=fake_embedder,
+                       config=Config(dream_trigger="off")).pair("alex", "mira")
+    pair.add_messages([{"role": "user", "content": "My sister Ana moved to Porto in May."},
+                       {"role": "assistant", "content": "Porto is lovely!"}])
+    for n, question in enumerate(("What did I tell you about the dentist last month?",
+                                  "Do you remember what Priya said about the marathon?")):
+        pair.add_messages([{"role": "assistant", "content": f"Noted, go on {'.' * (n + 1)}"}])
+        pair.add_messages([{"role": "user", "content": question}])
+        before = len(fake_embedder.calls)  # the first time round: the prototypes too
+        assert pair.context(question).plan.need_retrieval
+    assert len(fake_embedder.calls) - before == 1, fake_embedder.calls[before:]
