@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from memfs.ranking import grow
+
 _NOT_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
@@ -101,8 +103,8 @@ class DupGroups:
             self._by_key = {int(keys[r]): g for g, r in enumerate(self.rep_row)}
         group = np.full(len(new_keys), -1, dtype=np.int32)
         rep = np.ones(len(new_keys), dtype=bool)
-        self.group = np.concatenate([self.group, group])
-        self.representative = np.concatenate([self.representative, rep])
+        self.group = grow(self.group, group)  # amortised: a concatenate copied 100k rows
+        self.representative = grow(self.representative, rep)  # per turn (~2.5 ms)
         for offset, (key, when) in enumerate(zip(new_keys, new_times)):
             if key != 0:
                 self._join(start + offset, int(key), float(when))
