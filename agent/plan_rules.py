@@ -98,6 +98,11 @@ a request with neither: a domain counts only when the request is very close to i
 IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:give|tell|find|show|get|pick|help)\s+(?:me|us)\b",
                         re.IGNORECASE)
 """A request in the imperative ("give me a recipe for …")."""
+PAST = re.compile(r"\b(?:did|didn't|was|wasn't|were|weren't|had|said|told|mentioned|remember"
+                  r"|ago)\b", re.IGNORECASE)
+"""A question about what happened or was said ("when did Priya last mention the band?")
+asks for no suggestion: it is not classified, which would cost a model run of its own on
+every such turn that does not retrieve (~10 ms; issue 11)."""
 
 
 def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
@@ -109,7 +114,8 @@ def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, .
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
         wording = "explicit" if SUGGEST.search(text) else "advice" if ADVICE.search(text) \
-            else "implicit" if _is_question(text) or IMPERATIVE.search(text) else ""
+            else "implicit" if (_is_question(text) and not PAST.search(text)) \
+            or IMPERATIVE.search(text) else ""
         domains = tuple(classify(text, wording)) if wording else ()
         if domains or (wording and old_rule):
             return True, domains
