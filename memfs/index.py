@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 
 from memfs.embed import Embedder, content_key
@@ -111,6 +112,18 @@ def _evict(limit: int | None) -> list[PairIndex]:
     out = []
     while limit is not None and len(_OPEN) > limit:
         out.append(_OPEN.popitem(last=False)[1])
+    return out
+
+
+def unembedded(root: Path, texts: Sequence[str]) -> list[str]:
+    """Of ``texts``, those this process's warm index of the pair has no vector for (none
+    without a warm index: only a process that searches announces what it will embed)."""
+    key = str(root.resolve())
+    with _OPEN_LOCK:
+        warm = [index for (path, _), index in _OPEN.items() if path == key]
+    out: list[str] = []
+    for index in warm[:1]:
+        out = [t for t in texts if not index.has_vector(t)]
     return out
 
 

@@ -242,6 +242,10 @@ class PairIndex:
         self._piece_vectors = dict(zip(extra, out[len(texts):]))
         return out[:len(texts)]
 
+    def has_vector(self, text: str) -> bool:
+        """Whether the vector cache holds ``text`` (a repeated "ok" is not embedded again)."""
+        return self._store is not None and content_key(self.embedder.name, text) in self._store
+
     def _keep(self, keys: Sequence[bytes], vecs: Vectors) -> None:
         """Stage new vectors in the cache; write them once enough wait."""
         if self.store.stage(keys, vecs) >= STAGED_ROWS:
