@@ -182,8 +182,9 @@ class Appender:
         if session not in self._fds:
             path = session_path(self.root, session)
             path.parent.mkdir(parents=True, exist_ok=True)
-            _drop_torn_tail(path)
-            if not path.exists():
+            if path.exists():
+                _drop_torn_tail(path)
+            else:
                 self._created.add(path.parent)
             self._fds[session] = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         return self._fds[session]

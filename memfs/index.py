@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memfs.embed import Embedder, content_key
+from memfs.embed_memo import expect_text
 from memfs.errors import BadInputError
 from memfs.history import is_placeholder
 from memfs.index_git import (  # noqa: F401  (re-exported: the index's public surface)
@@ -115,16 +116,18 @@ def _evict(limit: int | None) -> list[PairIndex]:
     return out
 
 
-def unembedded(root: Path, texts: Sequence[str]) -> list[str]:
-    """Of ``texts``, those this process's warm index of the pair has no vector for (none
-    without a warm index: only a process that searches announces what it will embed)."""
+def announce(root: Path, messages: Sequence[tuple[str, str]]) -> None:
+    """A turn's new (role, text) messages, to be indexed at the next search: those the warm
+    index of the pair has no vector for ride with the next model run of its embedder
+    (``RecentEmbedder.expect``). Without a warm index (a one-shot command, a pair not
+    searched yet) nothing happens: no model is loaded for this."""
     key = str(root.resolve())
     with _OPEN_LOCK:
-        warm = [index for (path, _), index in _OPEN.items() if path == key]
-    out: list[str] = []
-    for index in warm[:1]:
-        out = [t for t in texts if not index.has_vector(t)]
-    return out
+        index = next((i for (path, _), i in _OPEN.items() if path == key), None)
+    if index is not None:
+        expect_text(index.embedder, *(text for role, text in messages
+                                      if not is_placeholder(role, text)
+                                      and not index.has_vector(text)))
 
 
 def open_index_count() -> int:

@@ -12,7 +12,7 @@ subclass at the composition root (``memfs.app.MemoryStore``, exported as
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,13 +69,6 @@ class MemoryStore:
                 self._embedder = default_embedder(self.config.embed_model)
             self._recent = RecentEmbedder(self._embedder)
         return self._recent
-
-    def expect_embeddings(self, texts: Sequence[str]) -> None:
-        """Texts that will be embedded soon (a turn's new messages): the next model run
-        takes them along (``RecentEmbedder.expect``). Only in a process that has the
-        embedder already: nothing is loaded for this."""
-        if self._recent is not None:
-            self._recent.expect(*texts)
 
     @property
     def services(self) -> Services:
