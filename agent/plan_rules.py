@@ -105,6 +105,17 @@ asks for no suggestion: it is not classified, which would cost a model run of it
 every such turn that does not retrieve (~10 ms; issue 11)."""
 
 
+def _wording(text: str) -> str:
+    """How ``text`` asks (``Classify``), or "" when it asks for no suggestion at all."""
+    if SUGGEST.search(text):
+        return "explicit"
+    if ADVICE.search(text):
+        return "advice"
+    if IMPERATIVE.search(text) or (_is_question(text) and not PAST.search(text)):
+        return "implicit"
+    return ""
+
+
 def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
     """Whether ``text`` asks for a suggestion where preferences matter, and its domains.
 
@@ -113,9 +124,7 @@ def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, .
     domain word lists do, as before."""
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
-        wording = "explicit" if SUGGEST.search(text) else "advice" if ADVICE.search(text) \
-            else "implicit" if (_is_question(text) and not PAST.search(text)) \
-            or IMPERATIVE.search(text) else ""
+        wording = _wording(text)
         domains = tuple(classify(text, wording)) if wording else ()
         if domains or (wording and old_rule):
             return True, domains

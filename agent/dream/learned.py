@@ -39,7 +39,7 @@ from memfs.agent.dream.cardtext import (
     speaks_of_user,
     write_body,
 )
-from memfs.agent.dream.dates import ROUTINE, find_date, looks_past
+from memfs.agent.dream.dates import ROUTINE, DateHit, find_date, looks_past
 from memfs.agent.dream.extract_semantic import Cand, SemanticExtractor, Unit, closing
 from memfs.agent.dream.ops import CloseOp, MessageLike
 from memfs.agent.dream.prototypes import Prototypes
@@ -248,18 +248,17 @@ class LearnedExtractor(SemanticExtractor):
         elif kind == "plan" and not ahead:
             # no day ahead of its own: not a plan ("me and tamsin split up in january"), the next type
             kind = order[1]
-        return self._card(unit, row, kind, vec, protos) if kind else None
+        return self._card(unit, row, kind, vec, protos, hit, ahead) if kind else None
 
-    def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes) -> Cand | None:
+    def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes,
+              hit: DateHit | None, future: bool) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
         date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
         sentence = unit.sentence
         if states_nothing(sentence, kind):
             return None
-        day = unit.msg.ts.date()
-        hit = find_date(sentence, day)
-        future = hit is not None and not hit.past and hit.end > day and not looks_past(sentence)
+        day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
         expires = None
         if kind == "plan":
             if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
