@@ -36,7 +36,10 @@ MIRROR_MIN_ROWS = 4096
 KEPT_PRODUCTS = 8
 """Products a mirror keeps, by query: a suggestion turn multiplies its query twice (the
 search, then the constraint search) and the same topic prototypes every time; the next
-call computes only the rows appended since (rows never change once written)."""
+call computes only the rows appended since (rows never change once written). Past the
+limit a single query's product is dropped before a prototype set's: every turn brings a
+new query, and letting them push out the topic prototypes made a suggestion turn at 110k
+take the prototypes' pass over every row again."""
 
 
 def similarities(matrix: Rows, query: Floats, mirror: RowMirror) -> Floats:
@@ -106,8 +109,9 @@ class RowMirror:
             out = np.concatenate([out, dot(matrix[len(out):self.rows], queries)])
         out.flags.writeable = False
         self.kept[key] = out
-        while len(self.kept) > KEPT_PRODUCTS:
-            self.kept.popitem(last=False)
+        while len(self.kept) > KEPT_PRODUCTS:  # a turn's query goes first, prototypes last
+            single = next((k for k, v in self.kept.items() if v.shape[1] == 1), None)
+            self.kept.pop(single if single is not None else next(iter(self.kept)))
         return out
 
     def follow(self, matrix: Rows) -> None:

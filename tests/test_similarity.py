@@ -165,3 +165,18 @@ def test_a_warm_retrieving_turn_runs_the_model_once(
         before = len(fake_embedder.calls)  # the first time round: the prototypes too
         assert pair.context(question).plan.need_retrieval
     assert len(fake_embedder.calls) - before == 1, fake_embedder.calls[before:]
+
+
+def test_new_queries_do_not_push_a_prototype_sets_product_out() -> None:
+    """Each turn brings its own query; the constraint search's topic prototypes are the
+    same every time, so their product is the one worth keeping."""
+    from memfs.similarity import KEPT_PRODUCTS, best_similarities
+
+    rng = np.random.default_rng(6)
+    rows = _unit(rng.standard_normal((100, 32))).astype(np.float16)
+    mirror = RowMirror(32)
+    protos = _unit(rng.standard_normal((3, 32))).astype(np.float32)
+    best_similarities(rows, protos, mirror)
+    for _ in range(2 * KEPT_PRODUCTS):
+        similarities(rows, _unit(rng.standard_normal((1, 32)))[0].astype(np.float32), mirror)
+    assert protos.tobytes() in mirror.kept
