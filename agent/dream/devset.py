@@ -3,7 +3,8 @@
 Every split but the blind ones (``extraction_eval.BLIND``) is dev. A blind split stays out of
 every fit and every score until it has been measured once; after that it is ``MEASURED`` and
 becomes dev like blind7 did (round two) — blind8 was measured once in issue 13's second round,
-blind9 in its third (both dev now); blind10 (written for the fourth round) is never read until its first measurement.
+blind9 in its third (both dev now); blind10 (written for the fourth round) and blind11 (written
+for the fifth) are never read until their first measurement.
 """
 
 from __future__ import annotations

@@ -22,6 +22,11 @@ constraint code, to be measured once at its end and never tuned on.
 said without the obvious word and sharing no content word with its request) was written on
 2026-12-01 before the following round of constraint code, to be measured once at its end and
 never tuned on.
+``data/constraint_probes4.jsonl`` (split ``blind4``: 30 probes, six per domain, each constraint
+said indirectly, as a symptom, a habit or another person's circumstance, sharing no content word
+with its request; some requests only imply a suggestion, "what should we do on saturday?") was
+written on 2026-12-01 before the next round of constraint code, to be measured once at its end
+and never tuned on.
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ if TYPE_CHECKING:
     from memfs.store import MemoryPair
 
 FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
-         "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl"}
+         "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
+         "blind4": "data/constraint_probes4.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
