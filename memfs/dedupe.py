@@ -65,12 +65,16 @@ class DupGroups:
     rep_row: list[int] = field(default_factory=list)
     valid: bool = False
     _by_key: dict[int, int] | None = None
-    _rows: dict[int, list[int]] = field(default_factory=dict)
-    """Group → its rows, filled as hits ask (``members``; a scan of every row each time
-    cost ~0.2 ms per hit at 100k rows)."""
+    _order: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    _bounds: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(1, np.int64))
+    """The built rows sorted by group: group g's are ``_order[_bounds[g]:_bounds[g + 1]]``
+    (``members`` read a hit's copies from here; a scan of every row per hit cost ~0.2 ms
+    at 100k rows, and a cache of scans missed on most hits)."""
+    _added: dict[int, list[int]] = field(default_factory=dict)
+    """Group → its rows appended since the build."""
 
     def invalidate(self) -> None:
-        self.valid, self._by_key, self._rows = False, None, {}
+        self.valid, self._by_key, self._added = False, None, {}
 
     def build(self, keys: Ints, live: npt.NDArray[np.bool_], times: Times) -> None:
         """Every group from scratch."""
@@ -91,7 +95,8 @@ class DupGroups:
         self.first = times[order[starts]].tolist() if len(order) else []
         self.last = times[reps].tolist()
         self.rep_row = reps.tolist()
-        self.valid, self._by_key, self._rows = True, None, {}
+        self._order, self._bounds = order.astype(np.int64), np.r_[starts, len(order)].astype(np.int64)
+        self.valid, self._by_key, self._added = True, None, {}
 
     def append(self, keys: Ints, new_keys: Sequence[int], new_times: Sequence[float]) -> None:
         """Rows ``len(group)..`` were appended with these keys and times (``keys`` is the
@@ -126,8 +131,7 @@ class DupGroups:
         self.count[g] += 1
         self.first[g] = min(self.first[g], when)
         self.group[row] = g
-        if g in self._rows:
-            self._rows[g].append(row)
+        self._added.setdefault(g, []).append(row)
 
     def info(self, row: int) -> tuple[int, float | None, float | None]:
         """(count, first time, last time) of the row's group; (1, None, None) when ungrouped."""
@@ -141,6 +145,6 @@ class DupGroups:
         g = int(self.group[row]) if row < len(self.group) else -1
         if g < 0:
             return [row]
-        if g not in self._rows:
-            self._rows[g] = np.flatnonzero(self.group == g).tolist()
-        return self._rows[g][:limit]
+        built = self._order[self._bounds[g]:self._bounds[g + 1]].tolist() \
+            if g + 1 < len(self._bounds) else []
+        return sorted(built + self._added.get(g, []))[:limit]

@@ -118,6 +118,9 @@ def outdated_messages(items: Sequence[Item]) -> tuple[frozenset[str], frozenset[
 
 # -- rows of items ---------------------------------------------------------------------------
 
+BUILT_ROWS = 4096
+"""Message rows an ``ItemTable`` keeps built (about 2 MB); past it, it starts again."""
+
 _GONE = Item("message", "", "", "", "", status="deleted")
 """What a removed row reads as: never returned (its status is deleted, no position points at it)."""
 
@@ -145,14 +148,35 @@ class ItemTable:
         self._ents, self._ents_off = b"", np.zeros(1, dtype=np.int64)
         self._tail: dict[str, list[Any]] = {k: [] for k in ("session", "turn", "role", "time",
                                                             "text", "ents")}
+        self._built: dict[int, Item] = {}
+        """Message rows read lately, as ``Item``s: a turn's search reads a few hundred rows,
+        mostly the same ones as the turn before (a row never changes once written)."""
 
     def __len__(self) -> int:
         return self._base + len(self._tail["session"])
 
-    def __getitem__(self, row: int) -> Item:
+    def id_of(self, row: int) -> str:
+        """A row's item id, without building the ``Item`` (a hit lists its copies' ids)."""
         item = self.other.get(row)
         if item is not None:
+            return item.id
+        if row < self._base:
+            session, turn = int(self._cols["session"][row]), int(self._cols["turn"][row])
+        else:
+            session, turn = self._tail["session"][row - self._base], self._tail["turn"][row - self._base]
+        return f"{self.sessions[session]}:{turn}" if session >= 0 else ""
+
+    def __getitem__(self, row: int) -> Item:
+        item = self.other.get(row) or self._built.get(row)
+        if item is not None:
             return item
+        item = self._build(row)
+        if len(self._built) >= BUILT_ROWS:
+            self._built.clear()
+        self._built[row] = item
+        return item
+
+    def _build(self, row: int) -> Item:
         if row < self._base:
             session = int(self._cols["session"][row])
             if session < 0:

@@ -268,7 +268,7 @@ def _count_copies(hit: SearchHit, index: PairIndex, copies: list[int],
         when = float(index.times[row])
         first = min(x for x in (first, a, when) if x is not None)
         last = max(x for x in (last, b, when) if x is not None)
-        ids += [index.items[r].id for r in groups.members(row, 6) if r != copies[0]]
+        ids += [index.items.id_of(r) for r in groups.members(row, 6) if r != copies[0]]
     hit.count = count
     if count > 1 and first is not None and last is not None:
         hit.first_said, hit.last_said = _iso(first), _iso(last)
@@ -280,14 +280,12 @@ def _attach_neighbour(hit: SearchHit, index: PairIndex, row: int, links: TurnLin
                       pool: _Pool, weights: Weights) -> None:
     """Attach the previous or next turn when it is about as relevant as the hit itself,
     or, for a question, the turn that answered it."""
-    own = float(_base(pool, np.array([row]), weights)[0])
+    prv, nxt = int(links.prev[row]), int(links.next[row])
+    own, before, after = _base(pool, np.array([row, max(prv, 0), max(nxt, 0)]), weights).tolist()
     best, best_score = -1, -1.0
-    for other in (int(links.prev[row]), int(links.next[row])):
-        if other >= 0:
-            value = float(_base(pool, np.array([other]), weights)[0])
-            if value > best_score:
-                best, best_score = other, value
-    nxt = int(links.next[row])
+    for other, value in ((prv, before), (nxt, after)):
+        if other >= 0 and value > best_score:
+            best, best_score = other, value
     if hit.text.rstrip().endswith("?") and nxt >= 0 and best_score < 0.7 * own:
         best = nxt
     elif best < 0 or best_score < 0.7 * own:

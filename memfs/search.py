@@ -18,6 +18,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from memfs.blas import one_thread
 from memfs.embed_memo import expect_text
 from memfs.index import open_index, refresh
 from memfs.ranker import rank
@@ -47,8 +48,9 @@ def search(pair: MemoryPair, query: str, k: int = 5, include_stale: bool = False
                    exclude)
     index = open_index(pair.root, pair.store.embedder)
     expect_text(index.embedder, q.text)  # embedded with the turn's new message, if any
-    refresh(index)
-    return rank(index, q, weights or DEFAULT_WEIGHTS)
+    with one_thread():
+        refresh(index)
+        return rank(index, q, weights or DEFAULT_WEIGHTS)
 
 
 def constraint_search(pair: MemoryPair, request: str, domains: Sequence[str], k: int = 3,
@@ -60,8 +62,9 @@ def constraint_search(pair: MemoryPair, request: str, domains: Sequence[str], k:
 
     q = make_query(request, k, now=now or pair.now(), exclude=exclude)
     index = open_index(pair.root, pair.store.embedder)
-    refresh(index)
-    return rank_constraints(index, q, domains)
+    with one_thread():
+        refresh(index)
+        return rank_constraints(index, q, domains)
 
 
 def with_weights(base: Weights | None = None, **changes: Any) -> Weights:

@@ -59,6 +59,55 @@ def test_groups_count_first_and_last_and_survive_appends_and_removals() -> None:
     groups.build(keys, live, np.append(times, 40.0))
     assert groups.info(2) == (3, 10.0, 30.0) and groups.representative[2]
     assert groups.members(4) == [0, 2, 4]
+    keys = np.append(keys, [9, 9])  # a text first said after the build: a group of its own
+    groups.append(keys, [9, 9], [50.0, 60.0])
+    assert groups.members(6) == [6, 7] and groups.info(7) == (2, 50.0, 60.0)
+    assert groups.members(4) == [0, 2, 4]
+
+
+def test_collapsing_near_copies_keeps_what_the_plain_walk_keeps() -> None:
+    """The walk that only visits candidates with a better near-copy gives what visiting
+    every candidate gives, on random similarity patterns."""
+    from memfs.diversify import _collapse
+
+    def plain(same: np.ndarray) -> tuple[list[int], dict[int, list[int]]]:
+        is_kept, kept, merged = np.zeros(len(same), dtype=bool), [], {}  # type: ignore[var-annotated]
+        for j in range(len(same)):
+            hits = np.flatnonzero(same[:j, j] & is_kept[:j])
+            if len(hits):
+                merged.setdefault(int(hits[0]), []).append(j)
+            else:
+                is_kept[j] = True
+                kept.append(j)
+        return kept, merged
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        vecs = rng.standard_normal((int(rng.integers(0, 60)), 4))
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        same = vecs @ vecs.T >= rng.uniform(0.3, 0.99)
+        assert _collapse(same) == plain(same)
+
+
+def test_an_item_table_reads_the_same_rows_from_columns_tail_and_its_cache() -> None:
+    """Rows are built into ``Item``s on read and kept for the next search: a kept row, a
+    row's id read alone and a row read after a save and load must all be the same."""
+    from memfs.cards import Card
+    from memfs.index_items import BUILT_ROWS, ItemTable, card_item, message_item
+
+    table = ItemTable()
+    messages = [history.Message(SESSION, n, "user" if n % 2 else "assistant", f"line {n}",
+                                NOW + dt.timedelta(minutes=n)) for n in range(6)]
+    card = card_item(Card("c-1", "fact", "Alex is allergic to peanuts", created=NOW))
+    table.extend([message_item(m) for m in messages[:3]] + [card])
+    loaded = ItemTable.from_arrays(table.to_arrays(), table.sessions, table.roles, table.other)
+    loaded.extend([message_item(m) for m in messages[3:]])
+    expected = [message_item(m) for m in messages[:3]] + [card] + \
+        [message_item(m) for m in messages[3:]]
+    for _ in range(2):  # built, then kept
+        assert [loaded[r] for r in range(len(loaded))] == expected
+        assert [loaded.id_of(r) for r in range(len(loaded))] == [i.id for i in expected]
+    assert loaded[0] is loaded[0] and BUILT_ROWS >= 1024
 
 
 def test_repeated_messages_are_one_hit_that_says_how_often(fpair: MemoryPair,

@@ -180,3 +180,32 @@ def test_new_queries_do_not_push_a_prototype_sets_product_out() -> None:
     for _ in range(2 * KEPT_PRODUCTS):
         similarities(rows, _unit(rng.standard_normal((1, 32)))[0].astype(np.float32), mirror)
     assert protos.tobytes() in mirror.kept
+
+
+def test_a_search_runs_numpys_blas_on_one_thread_and_puts_it_back(
+        isolated_env: Path, fake_embedder: FakeEmbedder, fresh_indexes: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small products split over BLAS threads waited for a core on a busy machine (a 150 x
+    150 product: p50 16 ms threaded, 0.19 ms on one thread); the host keeps its threads."""
+    from threadpoolctl import threadpool_info
+
+    from memfs.blas import one_thread
+
+    def threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    import memfs.search
+    from memfs.app import MemoryStore
+
+    before = threads()
+    assert before, "numpy has a BLAS for threadpoolctl to find"
+    seen: list[list[int]] = []
+    rank = memfs.search.rank
+    monkeypatch.setattr(memfs.search, "rank", lambda *a: seen.append(threads()) or rank(*a))
+    MemoryStore(isolated_env, embedder=fake_embedder).pair("alex", "mira").search("cats")
+    assert seen == [[1] * len(before)] and threads() == before
+    with one_thread():
+        with one_thread():  # re-entrant: the inner block leaves the limit to the outer
+            pass
+        assert threads() == [1] * len(before)
+    assert threads() == before
