@@ -104,10 +104,12 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
     if weights.collapse:
         eligible &= groups.representative
     topic = topic_query(q.text, weights)
-    qvec = index.query_vector(q.text)
     if topic:
-        qvec = qvec + weights.request_topic * index.query_vector(topic)
+        whole, words = index.query_vectors([q.text, topic])
+        qvec = whole + weights.request_topic * words
         qvec = (qvec / max(float(np.linalg.norm(qvec)), 1e-9)).astype(np.float32)
+    else:
+        qvec = index.query_vector(q.text)
     raw = index.similarities(qvec)
     if weights.pieces > 0 and len(index.pieces.parent):  # long messages: their best piece
         best = index.pieces.best(index.similarities(qvec, of="pieces"), len(raw))
