@@ -63,7 +63,8 @@ def ablations() -> dict[str, Weights]:
            "-collapse-diversity": {"collapse": False, "dup_threshold": 2.0, "diversity": 0.0},
            "-bm25-ideal": {"bm25_ideal": 0.0}, "-request-user": {"request_user": 0.0},
            "-framing": {"framing": False},
-           "-round2": {"bm25_ideal": 0.0, "request_user": 0.0, "framing": False}}
+           "-round2": {"bm25_ideal": 0.0, "request_user": 0.0, "framing": False},
+           "-request-topic": {"request_topic": 0.0}}
     return {f"hybrid{name}": dataclasses.replace(DEFAULT_WEIGHTS, **change)  # type: ignore[arg-type]
             for name, change in off.items()}
 

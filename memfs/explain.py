@@ -42,9 +42,12 @@ MEANINGS = {
     "topic": "about the suggestion's domain (food, drink, activity, gift, place)",
     "limit": "sounds like a limit (cannot, must avoid, gave up) rather than personal news",
     "domain_limit": "sounds like a limit of the requested domain (a food limit for a meal)",
+    # issue 12, fourth round
+    "topic_query": "the query asks for a suggestion: its vector was moved this share towards"
+                   " its topic words alone, framing left out (\"activities evening\")",
 }
 _FACTORS = {"status_factor", "newer_similar", "older_similar", "salience_factor",
-            "diversity_penalty", "copies", "request_factor"}
+            "diversity_penalty", "copies", "request_factor", "topic_query"}
 
 
 @dataclass(frozen=True)

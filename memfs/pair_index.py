@@ -286,10 +286,22 @@ class PairIndex:
         """The query's vector: from the vector cache when the text is indexed (a repeated
         message, or one another process embedded, which the store's recent-text memory
         has not seen), else from the embedder (which remembers what it just embedded)."""
-        key = content_key(self.embedder.name, text)
-        if self._store is not None and key in self._store:
-            return np.asarray(self._store.get([key])[0], dtype=np.float32)
-        return np.asarray(self.embedder.embed([text])[0], dtype=np.float32)
+        return np.asarray(self.query_vectors([text])[0], dtype=np.float32)
+
+    def query_vectors(self, texts: list[str]) -> Vectors:
+        """Like ``query_vector`` for several texts, the uncached ones in one model run (a
+        request's topic words go with the query: one batch of two costs about one run)."""
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        missing = []
+        for n, text in enumerate(texts):
+            key = content_key(self.embedder.name, text)
+            if self._store is not None and key in self._store:
+                out[n] = self._store.get([key])[0]
+            else:
+                missing.append(n)
+        if missing:
+            out[missing] = self.embedder.embed([texts[n] for n in missing])
+        return out
 
     def cached_embedder(self) -> CachedEmbedder:
         """The embedder behind this pair's vector cache, for fixed sentences such as

@@ -11,7 +11,9 @@ answer is about.
 
 from __future__ import annotations
 
-from memfs.ranking import stem, tokenize
+import re
+
+from memfs.ranking import STOPWORDS, stem, tokenize
 
 FRAMING = frozenset(stem(w) for w in (
     "suggest", "suggestion", "suggested", "recommend", "recommendation", "recommended",
@@ -22,6 +24,7 @@ FRAMING = frozenset(stem(w) for w in (
     "bit",
 ))
 """Framing of a request or a recall question (general English, stemmed like the index)."""
+_WORDS = re.compile(r"[A-Za-z][\w'-]*")
 
 
 def query_terms(text: str, drop_framing: bool = True) -> list[str]:
@@ -32,3 +35,11 @@ def query_terms(text: str, drop_framing: bool = True) -> list[str]:
         return terms
     kept = [t for t in terms if t not in FRAMING]
     return kept or terms
+
+
+def topic_text(text: str) -> str:
+    """The words of ``text`` that say what it is about, in their order, framing and stop
+    words out: "Can you suggest some activities that I can do in the evening?" →
+    "activities evening". "" when nothing is left."""
+    return " ".join(w for w in _WORDS.findall(text)
+                    if w.lower() not in STOPWORDS and stem(w.lower()) not in FRAMING)

@@ -29,7 +29,7 @@ from memfs.diversify import Selection, select
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item
 from memfs.links import TurnLinks
 from memfs.pair_index import PairIndex
-from memfs.query_terms import query_terms
+from memfs.query_terms import query_terms, topic_text
 from memfs.ranking import (
     Floats,
     Weights,
@@ -67,6 +67,8 @@ class _Pool:
     semantic: Floats
     lexical: Floats
     """Per row of the index: cosine (raw) and BM25 scaled by this query's best."""
+    topic: str = ""
+    """The topic words the query's vector was moved towards ("" when it was not)."""
 
 
 def rank(index: PairIndex, q: Query, weights: Weights) -> list[SearchHit]:
@@ -101,7 +103,13 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
     eligible = eligibility(index, q)
     if weights.collapse:
         eligible &= groups.representative
-    qvec = index.query_vector(q.text)
+    topic = topic_query(q.text, weights)
+    if topic:
+        whole, words = index.query_vectors([q.text, topic])
+        qvec = whole + weights.request_topic * words
+        qvec = (qvec / max(float(np.linalg.norm(qvec)), 1e-9)).astype(np.float32)
+    else:
+        qvec = index.query_vector(q.text)
     raw = index.similarities(qvec)
     if weights.pieces > 0 and len(index.pieces.parent):  # long messages: their best piece
         best = index.pieces.best(index.similarities(qvec, of="pieces"), len(raw))
@@ -126,7 +134,16 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
         near = np.concatenate([links.prev[best], links.next[best]])
         near = near[near >= 0]
         cands = np.union1d(cands, near[eligible[near]])
-    return _Pool(cands, raw, scaled.astype(np.float32))
+    return _Pool(cands, raw, scaled.astype(np.float32), topic)
+
+
+def topic_query(text: str, weights: Weights) -> str:
+    """For a request for a suggestion, the topic words its vector moves towards (else "").
+    ``search`` announces them with the query, so a turn embeds both in one batch."""
+    if weights.request_topic <= 0 or not _REQUEST.search(text) or _ABOUT_ASSISTANT.search(text):
+        return ""
+    topic = topic_text(text)
+    return topic if topic and topic.lower() != text.strip().lower() else ""
 
 
 def eligibility(index: PairIndex, q: Query) -> np.ndarray[Any, Any]:
@@ -171,6 +188,8 @@ def _signals(index: PairIndex, items: list[Item], rows: np.ndarray[Any, Any], po
         out["neighbour"] = _neighbour_relevance(rows, pool, links, weights)
     if hint is not None and hint.span and weights.time_match > 0:
         out["time_match"] = _time_match(index.times[rows], hint)
+    if pool.topic:
+        out["topic_query"] = np.full(len(rows), weights.request_topic, dtype=np.float32)
     if about_assistant and weights.speaker > 0:
         out["speaker"] = np.array([1.0 if i.role == "assistant" else 0.0 for i in items],
                                   dtype=np.float32)

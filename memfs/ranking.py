@@ -269,6 +269,12 @@ class Weights:
     score: the user's own words (tastes, gear, habits) are what a suggestion must fit."""
     framing: bool = True
     """Leave the question's framing words ("can you suggest", "remind me") out of BM25."""
+    # -- issue 12, fourth round: what a request is about -----------------------------------
+    request_topic: float = 0.5
+    """For a request for a suggestion, the query's vector moves towards the vector of its
+    topic words alone (``query_terms.topic_text``) by this share: "can you suggest some …
+    that I can do" is what every request shares, the topic is what the user's own words
+    about their tastes share. 0 turns it off."""
 
 
 def recency(age_days: Floats, half_life_days: float, floor: float) -> Floats:

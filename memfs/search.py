@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from memfs.blas import one_thread
 from memfs.embed_memo import expect_text
 from memfs.index import open_index, refresh
-from memfs.ranker import rank
+from memfs.ranker import rank, topic_query
 from memfs.ranking import Weights
 from memfs.search_types import KINDS, TIME_SCOPES, Query, SearchHit, make_query
 
@@ -47,10 +47,12 @@ def search(pair: MemoryPair, query: str, k: int = 5, include_stale: bool = False
     q = make_query(query, k, include_stale, time_scope, entities, memory_types, now, kinds,
                    exclude)
     index = open_index(pair.root, pair.store.embedder)
-    expect_text(index.embedder, q.text)  # embedded with the turn's new message, if any
+    weights = weights or DEFAULT_WEIGHTS
+    topic = topic_query(q.text, weights)  # embedded with the turn's new message, if any
+    expect_text(index.embedder, q.text, *([topic] if topic else []))
     with one_thread():
         refresh(index)
-        return rank(index, q, weights or DEFAULT_WEIGHTS)
+        return rank(index, q, weights)
 
 
 def constraint_search(pair: MemoryPair, request: str, domains: Sequence[str], k: int = 3,

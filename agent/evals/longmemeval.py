@@ -35,7 +35,8 @@ from memfs.search import DEFAULT_WEIGHTS, make_query, rank
 KS = (1, 5, 10)
 PLAIN: dict[str, Any] = {"salience": 0.0, "collapse": False, "dup_threshold": 2.0, "diversity": 0.0,
          "salience_damping": 0.0, "neighbour": 0.0, "time_match": 0.0, "speaker": 0.0,
-         "pieces": 0.0, "bm25_ideal": 0.0, "request_user": 0.0, "framing": False}
+         "pieces": 0.0, "bm25_ideal": 0.0, "request_user": 0.0, "framing": False,
+         "request_topic": 0.0}
 """Everything issue 12 added, off: what ranking was before it (salience was flat then)."""
 METHODS = {
     "bm25": Weights(**{**PLAIN, "semantic": 0, "bm25": 1, "entity": 0, "recency": 0,
