@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from memfs.agent.dream.dates import day_label, find_date
+from memfs.agent.dream.dates import ROUTINE, day_label, find_date
 
 TODAY = dt.date(2026, 10, 1)  # a Thursday
 
@@ -66,3 +66,39 @@ def test_a_date_in_a_past_clause_is_past_even_if_another_clause_looks_ahead(
 def test_chat_dates_resolve_the_way_people_mean_them(text: str, today: dt.date, expected: dt.date, past: bool) -> None:
     hit = find_date(text, today)
     assert hit is not None and hit.start == expected and hit.past is past, hit
+
+
+@pytest.mark.parametrize("text", [
+    "been teaching at the academy 4 yrs in september",
+    "ten years this september since I moved over from cork",
+    "married 12 years in may, can you believe it",
+])
+def test_a_month_that_closes_a_past_duration_is_an_anniversary_not_a_day_ahead(text: str) -> None:
+    hit = find_date(text, dt.date(2031, 3, 4))
+    assert hit is not None and hit.past, hit
+
+
+def test_a_clause_opening_on_a_past_verb_with_no_subject_is_past() -> None:
+    hit = find_date("joined the choir in january, loving it", dt.date(2031, 3, 4))
+    assert hit is not None and hit.past and hit.start == dt.date(2031, 1, 1), hit
+    ahead = find_date("excited to start in january", dt.date(2030, 11, 4))
+    assert ahead is not None and not ahead.past
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("the optician moved me from the 9th to the 16th", dt.date(2031, 3, 16)),
+    ("I'm off work from monday to thursday", dt.date(2031, 3, 6)),
+])
+def test_from_one_day_to_another_ends_on_the_second(text: str, expected: dt.date) -> None:
+    hit = find_date(text, dt.date(2031, 3, 4))
+    assert hit is not None and hit.end == expected, hit
+
+
+@pytest.mark.parametrize(("text", "routine"), [
+    ("saturday mornings I referee the under 10s", True),
+    ("on wednesdays we do the pub quiz", True),
+    ("choir meets weekly in the church hall", True),
+    ("I'm seeing the optician on wednesday", False),
+])
+def test_a_habit_told_with_a_plural_day_is_a_routine(text: str, routine: bool) -> None:
+    assert bool(ROUTINE.search(text)) is routine

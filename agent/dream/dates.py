@@ -79,6 +79,11 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
         exact = [f for f in found if f[1] in _EXACT and start <= f[0] <= end]
         if exact:
             start, kind, hit = exact[0]
+    moved = _moved_to(text, start, hit, today)
+    if moved is not None:
+        return moved
+    if kind == "month" and _anniversary(text, start):
+        return DateHit(hit.start, hit.end, hit.phrase, True)
     masked = text[:start] + " " * len(hit.phrase) + text[start + len(hit.phrase):]
     if kind in _AMBIGUOUS and not hit.past and looks_past(masked, start) and not _named_next(hit):
         return _backward(kind, hit, today)
@@ -100,8 +105,18 @@ def _month_and_day(found: list[tuple[int, str, DateHit]], today: dt.date) -> tup
 
 
 ROUTINE = re.compile(r"\b(?:every|each)\s+(?:other\s+)?(?:day|week|month|morning|evening|night|weekend|"
-                     r"mon|tue|wed|thu|fri|sat|sun)\w*", re.IGNORECASE)
-"""A routine ("every Tuesday", "each morning"): a standing habit, not a dated plan."""
+                     r"mon|tue|wed|thu|fri|sat|sun)\w*"
+                     rf"|\b(?:{_WD})s\b|\b(?:{_WD})\s+(?:mornings|afternoons|evenings|nights)\b"
+                     r"|\b(?:weekly|fortnightly|most weeks|once a (?:week|month)|twice a (?:week|month))\b",
+                     re.IGNORECASE)
+"""A routine: "every Tuesday", "each morning", and the habitual plural ("on thursdays", "sunday
+mornings", "weekly"): a standing habit, not a dated plan."""
+
+_DURATION = re.compile(r"(?<!for )\b(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                       r"twenty|thirty|forty|fifty)\s*(?:yrs?|years?)\b(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
+"""An amount of time told before a month ("3 yrs in june", "six years this june"), or "since"
+in the month's clause: the month is the anniversary of something that began in the past, not a
+day ahead that something will happen on."""
 
 _EXACT = ("iso", "month_day", "day_month")
 _AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month", "month")
@@ -132,10 +147,42 @@ def looks_past(text: str, date_at: int | None = None) -> bool:
         return False
     if _PAST_WORDS.search(text):
         return True
+    if date_at is not None and (lead := _LEAD_ED.match(_own_clause(text, date_at))) \
+            and lead.group(1).lower() not in _FORWARD_VERBS | _ED_ADJECTIVES:
+        return True  # chat drops the subject: "started in may"
     return any(m.group(1).lower() not in _FORWARD_VERBS for m in _ED_VERB.finditer(text))
 
 
-_CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|but|so)\s", re.IGNORECASE)
+_LEAD_ED = re.compile(r"\W*(?:just\s+|finally\s+|already\s+|only\s+)?([a-z]{2,}[^e\W]ed)\b", re.IGNORECASE)
+"""A clause that opens on a past verb with no subject ("started in may", "retired last june")."""
+_ED_ADJECTIVES = {"excited", "scared", "worried", "stressed", "thrilled", "gutted", "supposed", "expected",
+                  "used", "engaged", "tired", "bored", "obsessed", "interested", "pleased", "delighted",
+                  "terrified", "determined", "prepared", "relieved", "shattered", "buzzed", "chuffed"}
+
+
+_FROM = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_TO = re.compile(r"\s*(?:to|until|till|til)\s+", re.IGNORECASE)
+
+
+def _moved_to(text: str, start: int, hit: DateHit, today: dt.date) -> DateHit | None:
+    """ "moved from the 12th to the 19th", "from monday to friday": the day it is now, or
+    the day the span ends, is the second date (the first would expire the card too early)."""
+    if not _FROM.search(text[:start]):
+        return None
+    at = text.lower().find(hit.phrase.lower(), start)
+    after = _TO.match(text, at + len(hit.phrase)) if at >= 0 else None
+    return find_date(text[after.end():], today) if after else None
+
+
+def _anniversary(text: str, at: int) -> bool:
+    """Is the month found at ``at`` the anniversary of a past start ("3 yrs in june", "six years
+    this june since my last drop")? Then nothing is planned for it."""
+    clause = _own_clause(text, at)
+    before = text[max(0, at - 40): at]
+    return bool(_DURATION.search(before) or re.search(r"\bsince\b", clause, re.IGNORECASE))
+
+
+_CLAUSE_BREAK = re.compile(r"[,;]|[.!?]\s|\s(?:and|but|so)\s", re.IGNORECASE)
 
 
 def _own_clause(text: str, at: int) -> str:

@@ -218,8 +218,10 @@ class LearnedExtractor(SemanticExtractor):
         plans = [i for i, c in enumerate(active) if c.type == "plan" or c.expires is not None]
         closes: list[CloseOp] = []
         vec_of = {id(u): v for u, v in zip(units, unit_vecs, strict=True)}
+        cancelled: set[str] = set()  # sentences that call a plan off: they close it, they write no card
         for unit in units:
             if unit.scores is not None and unit.scores.best()[0] == "cancel" and unit.scores.best()[1] >= th.cancel:
+                cancelled.add(unit.sentence)
                 close = closing(unit, vec_of[id(unit)], active, card_vecs, th, plans)
                 closes += [close] if close is not None and close.id not in {c.id for c in closes} else []
         sentence_units = [u for u in units if u.text == u.sentence]
@@ -229,7 +231,8 @@ class LearnedExtractor(SemanticExtractor):
         x = features(rows, self.embedder, protos)
         card, types = self.model.card(x), self.model.types(x)
         cands = [c for unit, row, p, t in zip(sentence_units, rows, card, types, strict=True)
-                 if p >= self.model.threshold and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
+                 if p >= self.model.threshold and unit.sentence not in cancelled
+                 and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
         return cands, closes
 
     def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
@@ -276,10 +279,14 @@ _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|whe
                                  r"|\b(?:would|'d)\s+(?:probably\s+|definitely\s+|totally\s+)?\w+", re.IGNORECASE)
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
 def states_nothing(sentence: str, kind: str) -> bool:
-    """A question, or a conditional or hedge when the card would not be a boundary ("if I ever
-    learn to drive ...", "I might apply"): no card of ``kind`` is written from it."""
-    if sentence.rstrip().endswith("?"):
-        return True
+    """A question, a message with no word in it ("💍💍"), or a conditional or hedge when the card
+    would not be a boundary ("if I ever learn to drive ...", "I might apply"): no card of
+    ``kind`` is written from it."""
+    if sentence.rstrip().endswith("?") or not _WORD.search(sentence):
+        return True  # a question, or no word at all ("💍💍", "ok x"): nothing stated yet
     return kind != "boundary" and bool(_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
                                        or HEDGE.search(sentence))
