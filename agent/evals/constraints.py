@@ -27,6 +27,11 @@ said indirectly, as a symptom, a habit or another person's circumstance, sharing
 with its request; some requests only imply a suggestion, "what should we do on saturday?") was
 written on 2026-12-01 before the next round of constraint code, to be measured once at its end
 and never tuned on.
+``data/constraint_probes5.jsonl`` (split ``blind5``: 30 probes, six per domain, each constraint
+said indirectly, as a symptom, a habit, a past event or a circumstance of someone who binds the
+user, in chat with lowercase and typos, sharing no content word with its request and avoiding
+the domain model's and salience's own words; some requests only imply a suggestion) was written
+on 2026-12-02 for issue 12's next round, to be measured once at its end and never tuned on.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ if TYPE_CHECKING:
 
 FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
          "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
-         "blind4": "data/constraint_probes4.jsonl"}
+         "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
