@@ -123,11 +123,18 @@ class BM25:
 
     def scores(self, terms: Iterable[str]) -> Floats:
         """BM25 of every document for the query ``terms`` (0 where no term occurs)."""
+        return self.matches(terms)[0]
+
+    def matches(self, terms: Iterable[str]) -> tuple[Floats, npt.NDArray[np.intp]]:
+        """``scores(terms)`` and the documents whose score is not 0, ascending: what
+        ``np.flatnonzero`` of the scores gives, from the postings instead of a pass over
+        every document (0.3 ms at 100k, the largest single step of a search's candidates)."""
         out = np.zeros(len(self._lengths), dtype=np.float32)
         if not self._live:
-            return out
+            return out, np.zeros(0, dtype=np.intp)
         avgdl = max(self._total_length / self._live, 1.0)
         lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        touched: list[npt.NDArray[np.intp]] = []
         for term in set(terms):
             tid = self.vocab.get(term)
             if tid is None or not self._df[tid]:
@@ -138,9 +145,14 @@ class BM25:
             tf = tfs.astype(np.float32)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / avgdl)
             out[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+            touched.append(docs.astype(np.intp))  # a copy: the postings may grow later
             del docs, tfs  # release the buffers so the postings can grow again
         del lengths
-        return out
+        if not touched:
+            return out, np.zeros(0, dtype=np.intp)
+        # one term's postings are already ascending and distinct; several need a union
+        rows = touched[0] if len(touched) == 1 else np.unique(np.concatenate(touched))
+        return out, rows[out[rows] != 0]
 
     def _postings(self, tid: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(documents, term frequencies) of term ``tid``: the base part, then the added part."""

@@ -26,6 +26,7 @@ from memfs.gitio import message as commit_message
 from memfs.history import Appender, Message
 from memfs.ids import check_id
 from memfs.index import announce
+from memfs.services import foreseen_queries
 from memfs.window import WindowState, window_state
 from memfs.window_files import Stamp
 
@@ -72,7 +73,9 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     # lines 1-2 in history, to be appended again when the user fixes the file.
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
     if len(checked) <= EXPECT_MAX:  # a turn: its messages ride with the next model run
-        announce(pair.root, [(role, content) for role, content, _, _ in checked])
+        announce(pair.root, [(role, content) for role, content, _, _ in checked],
+                 lambda: [q for role, content, _, _ in checked if role == "user"
+                          for q in foreseen_queries(pair.store.services.planner, pair, content)])
     for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
             state = window_state(pair, refresh=False)

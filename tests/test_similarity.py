@@ -68,9 +68,11 @@ class Counting:
 
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.seen_runs: list[list[str]] = []
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.seen += texts
+        self.seen_runs.append(list(texts))
         return np.array([[len(t), t.count("a"), 1.0, 0.0] for t in texts], dtype=np.float32)
 
 
@@ -94,6 +96,47 @@ def test_an_expected_query_rides_along_with_the_next_batch() -> None:
     assert inner.seen == ["Priya is running the marathon", "what did priya say"]
     recent.embed(["what did priya say"])  # the search's query: no second model run
     assert len(inner.seen) == 2
+
+
+def test_a_prefetched_run_is_waited_for_not_run_again() -> None:
+    """``prefetch`` runs the expected texts in the background; a caller asking for one of
+    them meanwhile waits for that run (one model run), and gets the same vectors."""
+    import threading
+
+    release = threading.Event()
+
+    class Slow(Counting):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            release.wait(5)
+            return super().embed(texts)
+
+    inner = Slow()
+    recent = RecentEmbedder(inner)
+    recent.expect("what did priya say", "Priya is running the marathon")
+    recent.prefetch()
+    threading.Timer(0.05, release.set).start()
+    got = recent.embed(["Priya is running the marathon", "ok"])  # "ok" is not in flight
+    assert sorted(map(tuple, inner.seen_runs)) == [
+        ("ok",), ("what did priya say", "Priya is running the marathon")]
+    np.testing.assert_array_equal(got, Counting().embed(["Priya is running the marathon", "ok"]))
+    recent.embed(["what did priya say"])
+    assert len(inner.seen_runs) == 2
+
+
+def test_a_failed_prefetch_costs_only_the_run_it_saved() -> None:
+    class Failing(Counting):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            if len(self.seen_runs) == 0:
+                self.seen_runs.append(list(texts))
+                raise RuntimeError("model went away")
+            return super().embed(texts)
+
+    inner = Failing()
+    recent = RecentEmbedder(inner)
+    recent.expect("what did priya say")
+    recent.prefetch()
+    got = recent.embed(["what did priya say"])
+    np.testing.assert_array_equal(got, Counting().embed(["what did priya say"]))
 
 
 def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(tmp_path: Path) -> None:
@@ -150,7 +193,8 @@ def test_a_repeated_query_multiplies_only_the_rows_appended_since(
 def test_a_warm_retrieving_turn_runs_the_model_once(
         isolated_env: Path, fake_embedder: FakeEmbedder, fresh_indexes: None) -> None:
     """The planner's classifier, the index (the turn's new messages) and the search's query
-    share one model run: a run costs mostly reading the model's weights."""
+    share one model run: a run costs mostly reading the model's weights. It starts when the
+    user's message arrives (the planner foresees the query), so it overlaps the fsync."""
     from memfs import MemoryStore
     from memfs.config import Config
 
@@ -161,10 +205,31 @@ def test_a_warm_retrieving_turn_runs_the_model_once(
     for n, question in enumerate(("What did I tell you about the dentist last month?",
                                   "Do you remember what Priya said about the marathon?")):
         pair.add_messages([{"role": "assistant", "content": f"Noted, go on {'.' * (n + 1)}"}])
-        pair.add_messages([{"role": "user", "content": question}])
         before = len(fake_embedder.calls)  # the first time round: the prototypes too
+        pair.add_messages([{"role": "user", "content": question}])
         assert pair.context(question).plan.need_retrieval
-    assert len(fake_embedder.calls) - before == 1, fake_embedder.calls[before:]
+    runs = fake_embedder.calls[before:]
+    assert runs == [["Noted, go on ..", question, "what Priya said about the marathon"]]
+
+
+def test_a_message_without_a_memory_cue_starts_no_model_run(
+        isolated_env: Path, fake_embedder: FakeEmbedder, fresh_indexes: None) -> None:
+    """Small talk is not searched: its message waits for the next run that happens anyway
+    (a search's), as before, instead of costing a run of its own."""
+    from memfs import MemoryStore
+    from memfs.config import Config
+
+    pair = MemoryStore(isolated_env, embedder=fake_embedder,
+                       config=Config(dream_trigger="off")).pair("alex", "mira")
+    pair.add_messages([{"role": "user", "content": "My sister Ana moved to Porto in May."}])
+    pair.search("Ana")  # a warm index
+    before = len(fake_embedder.calls)
+    pair.add_messages([{"role": "user", "content": "lol yes"}])
+    assert not pair.context("lol yes").plan.need_retrieval
+    pair.add_messages([{"role": "assistant", "content": "Ha!"}])
+    assert fake_embedder.calls[before:] == []
+    pair.search("Porto")
+    assert fake_embedder.calls[before:] == [["lol yes", "Ha!", "Porto"]]
 
 
 def test_new_queries_do_not_push_a_prototype_sets_product_out() -> None:
