@@ -6,19 +6,16 @@ search embeds it as the query — 7 ms each on this machine's CPU, the largest s
 turn after the similarity product. ``RecentEmbedder`` sits in front of the store's
 embedder and answers repeats from memory, so each text goes through the model once.
 
-A turn that will search also need not wait for its one model run: ``prefetch`` starts it
-in a background thread as soon as the user's message arrives, so it runs while that
-message is fsynced and the context is assembled (onnxruntime releases the GIL), and the
-search takes the vectors when it gets there (``embed`` waits for texts in flight rather
-than running them again).
+A turn that will search need not wait for that run either: ``run_expected`` makes it while
+``add_messages`` waits for the user's message to be fsynced (``history.Appender.sync``),
+and the search finds the vectors ready.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -28,7 +25,6 @@ RECENT = 512
 """Texts kept: a turn's message, its query, and headroom for bursts of other calls."""
 EXPECTED = 32
 """Texts announced but not asked for yet (``expect``) that the next model run takes along."""
-LOG = logging.getLogger("memfs.embed")
 
 
 class RecentEmbedder:
@@ -41,8 +37,6 @@ class RecentEmbedder:
         self._recent: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
         self._expected: list[str] = []
-        self._flight: dict[str, threading.Event] = {}
-        """Texts a background run (``prefetch``) is embedding → set when it is done."""
 
     def expect(self, *texts: str) -> None:
         """``texts`` will be asked for soon: embed them with the next batch that goes to the
@@ -53,42 +47,21 @@ class RecentEmbedder:
         message (which would otherwise be a second run)."""
         with self._lock:
             for text in texts:
-                if (text and text not in self._recent and text not in self._expected
-                        and text not in self._flight):
+                if text and text not in self._recent and text not in self._expected:
                     self._expected.append(text)
             del self._expected[:-EXPECTED]
 
-    def prefetch(self) -> None:
-        """Run the model on the expected texts now, in a background thread, instead of in
-        the next ``embed`` call. For a turn that will search: ``add_messages`` announces
-        the user's message and the query the planner foresees for it, and calls this
-        before it writes and fsyncs the message; by the time the search asks, the run has
-        overlapped the fsync and the context's other work. The thread touches nothing but
-        this object's memory, and a failure only means the texts are embedded when asked."""
+    def run_expected(self) -> None:
+        """Embed the expected texts now rather than with the next ``embed`` call: for a turn
+        that will search, run while its message is fsynced (the disk waits, the model runs:
+        onnxruntime releases the GIL), so the search has nothing left to embed."""
         with self._lock:
-            texts = [t for t in self._expected if t not in self._recent and t not in self._flight]
+            texts = [t for t in self._expected if t not in self._recent]
             self._expected = []
-            if not texts:
-                return
-            done = threading.Event()
-            for text in texts:
-                self._flight[text] = done
-        threading.Thread(target=self._run_ahead, args=(texts, done), daemon=True,
-                         name="memfs-prefetch").start()
-
-    def _run_ahead(self, texts: list[str], done: threading.Event) -> None:
-        try:
+        if texts:
             fresh = np.asarray(self.inner.embed(texts), dtype=np.float32)
             with self._lock:
                 self._remember(texts, fresh)
-        except Exception as exc:  # noqa: BLE001 - the caller embeds them itself when asked
-            LOG.debug("prefetch of %d texts failed: %s", len(texts), exc)
-        finally:
-            with self._lock:
-                for text in texts:
-                    if self._flight.get(text) is done:
-                        del self._flight[text]
-            done.set()
 
     def _remember(self, texts: Sequence[str], rows: Vectors) -> dict[str, Vectors]:
         """Keep ``rows`` as the vectors of ``texts`` (under the lock); returns them."""
@@ -115,31 +88,22 @@ class RecentEmbedder:
             known = {t: self._recent[t] for t in texts if t in self._recent}
             for text in known:
                 self._recent.move_to_end(text)
-            waiting = {t: self._flight[t] for t in texts if t not in known and t in self._flight}
-        missing = list(dict.fromkeys(t for t in texts if t not in known and t not in waiting))
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             with self._lock:
-                extra = [t for t in self._expected
-                         if t not in self._recent and t not in self._flight]
+                extra = [t for t in self._expected if t not in self._recent]
                 self._expected = []
             missing += [t for t in extra if t not in missing]
             fresh = np.asarray(self.inner.embed(missing), dtype=np.float32)
             with self._lock:
                 known.update(self._remember(missing, fresh))
-        for text, done in waiting.items():  # a background run has them: wait, not run again
-            done.wait()
-            with self._lock:
-                row = self._recent.get(text)
-            if row is None:  # that run failed (or the text was pushed out since)
-                row = np.asarray(self.inner.embed([text]), dtype=np.float32)[0]
-            known[text] = row
         return np.stack([known[t] for t in texts]).astype(np.float32, copy=False)
 
 
-def expect_text(embedder: Embedder, *texts: str, now: bool = False) -> None:
+def expect_text(embedder: Embedder, *texts: str) -> Callable[[], None] | None:
     """Tell ``embedder`` that ``texts`` come next, if it is one that can use the hint;
-    ``now``: start their model run at once, in the background (``prefetch``)."""
+    returns what embeds them now (``RecentEmbedder.run_expected``), else None."""
     if isinstance(embedder, RecentEmbedder):
         embedder.expect(*texts)
-        if now:
-            embedder.prefetch()
+        return embedder.run_expected
+    return None

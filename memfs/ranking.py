@@ -134,7 +134,8 @@ class BM25:
             return out, np.zeros(0, dtype=np.intp)
         avgdl = max(self._total_length / self._live, 1.0)
         lengths = np.frombuffer(self._lengths, dtype=np.float32)
-        touched: list[npt.NDArray[np.intp]] = []
+        touched: npt.NDArray[np.bool_] | None = None
+        single: npt.NDArray[np.intp] | None = None
         for term in set(terms):
             tid = self.vocab.get(term)
             if tid is None or not self._df[tid]:
@@ -145,13 +146,23 @@ class BM25:
             tf = tfs.astype(np.float32)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / avgdl)
             out[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
-            touched.append(docs.astype(np.intp))  # a copy: the postings may grow later
+            # one term's postings are ascending and distinct already; several are merged
+            # in a mask (np.unique of the concatenation took 4-10 ms here)
+            if single is None and touched is None:
+                single = docs.astype(np.intp)  # a copy: the postings may grow later
+            else:
+                if touched is None:
+                    touched = np.zeros(len(out), dtype=bool)
+                    touched[single] = True
+                touched[docs] = True
             del docs, tfs  # release the buffers so the postings can grow again
         del lengths
-        if not touched:
+        if touched is not None:
+            rows = np.flatnonzero(touched)
+        elif single is not None:
+            rows = single
+        else:
             return out, np.zeros(0, dtype=np.intp)
-        # one term's postings are already ascending and distinct; several need a union
-        rows = touched[0] if len(touched) == 1 else np.unique(np.concatenate(touched))
         return out, rows[out[rows] != 0]
 
     def _postings(self, tid: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:

@@ -98,45 +98,66 @@ def test_an_expected_query_rides_along_with_the_next_batch() -> None:
     assert len(inner.seen) == 2
 
 
-def test_a_prefetched_run_is_waited_for_not_run_again() -> None:
-    """``prefetch`` runs the expected texts in the background; a caller asking for one of
-    them meanwhile waits for that run (one model run), and gets the same vectors."""
-    import threading
-
-    release = threading.Event()
-
-    class Slow(Counting):
-        def embed(self, texts: Sequence[str]) -> Vectors:
-            release.wait(5)
-            return super().embed(texts)
-
-    inner = Slow()
+def test_expected_texts_can_be_embedded_ahead_of_their_caller() -> None:
+    """``run_expected`` is the next model run made early (while a message is fsynced):
+    whoever asks for those texts afterwards gets the same vectors, with no run of its own."""
+    inner = Counting()
     recent = RecentEmbedder(inner)
     recent.expect("what did priya say", "Priya is running the marathon")
-    recent.prefetch()
-    threading.Timer(0.05, release.set).start()
-    got = recent.embed(["Priya is running the marathon", "ok"])  # "ok" is not in flight
-    assert sorted(map(tuple, inner.seen_runs)) == [
-        ("ok",), ("what did priya say", "Priya is running the marathon")]
-    np.testing.assert_array_equal(got, Counting().embed(["Priya is running the marathon", "ok"]))
-    recent.embed(["what did priya say"])
-    assert len(inner.seen_runs) == 2
+    recent.run_expected()
+    assert inner.seen_runs == [["what did priya say", "Priya is running the marathon"]]
+    got = recent.embed(["Priya is running the marathon", "what did priya say"])
+    np.testing.assert_array_equal(
+        got, Counting().embed(["Priya is running the marathon", "what did priya say"]))
+    assert len(inner.seen_runs) == 1
+    recent.run_expected()  # nothing left to run
+    assert len(inner.seen_runs) == 1
 
 
-def test_a_failed_prefetch_costs_only_the_run_it_saved() -> None:
-    class Failing(Counting):
-        def embed(self, texts: Sequence[str]) -> Vectors:
-            if len(self.seen_runs) == 0:
-                self.seen_runs.append(list(texts))
-                raise RuntimeError("model went away")
-            return super().embed(texts)
+def test_the_fsync_waits_while_the_overlapping_work_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's model run overlaps the message's fsync, and the append still returns only
+    once the message is durable: an fsync error is raised, the work's own error is not."""
+    import datetime as dt
+    import os
+    import threading
 
-    inner = Failing()
-    recent = RecentEmbedder(inner)
-    recent.expect("what did priya say")
-    recent.prefetch()
-    got = recent.embed(["what did priya say"])
-    np.testing.assert_array_equal(got, Counting().embed(["what did priya say"]))
+    from memfs.history import Appender
+
+    started, worked = threading.Event(), threading.Event()
+    real = os.fdatasync
+    seen: list[str] = []
+
+    def slow_fdatasync(fd: int) -> None:  # a disk that answers only once the work is done
+        started.set()
+        seen.append("synced" if worked.wait(5) else "synced without the work")
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+
+    def work() -> None:
+        seen.append("ran" if started.wait(5) else "ran before the fsync")
+        worked.set()
+
+    now = dt.datetime(2026, 12, 2, tzinfo=dt.timezone.utc)
+    with Appender(tmp_path, overlap=work) as appender:
+        appender.write("s-1", "user", "hello", now, turn=0)
+    assert seen == ["ran", "synced"]
+    assert "hello" in (tmp_path / "history" / "s-1.jsonl").read_text()
+
+    def broken() -> None:
+        raise RuntimeError("model went away")
+
+    with Appender(tmp_path, overlap=broken) as appender:  # the append stands
+        appender.write("s-1", "assistant", "hi", now, turn=1)
+
+    def failing_fdatasync(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fdatasync", failing_fdatasync)
+    with pytest.raises(OSError, match="Input/output"), \
+            Appender(tmp_path, overlap=lambda: None) as appender:
+        appender.write("s-1", "user", "lost?", now, turn=2)
 
 
 def test_the_best_of_several_queries_is_one_pass_with_the_same_answer(tmp_path: Path) -> None:
