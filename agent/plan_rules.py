@@ -285,18 +285,3 @@ def plan_offline(
         search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names),
         constraint_domains=tuple(domains))
 
-
-def foreseen_queries(message: str) -> tuple[str, ...]:
-    """The texts the search of a turn opening with ``message`` would embed (its query and,
-    for a request, its topic words), when the rules alone, without the window, the
-    summary or the classifier, would search for it; else nothing. Asked before the
-    message is even appended (``services.foreseen_queries``), so its model run can start
-    early; the plan itself is decided later, with the context."""
-    from memfs.ranker import topic_query
-    from memfs.ranking import Weights
-
-    plan = plan_offline(message, ())
-    if not plan.need_retrieval or not plan.search_query:
-        return ()
-    topic = topic_query(plan.search_query, Weights())
-    return (plan.search_query, topic) if topic else (plan.search_query,)

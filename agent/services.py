@@ -63,15 +63,6 @@ class AgentPlanner:
                       request.summary, request.pins, memory_names=request.memory_names,
                       classify=classify)
 
-    def foresee(self, pair: MemoryPair, message: str) -> tuple[str, ...]:
-        """The offline rules' query (and a request's topic words) for ``message`` when the
-        rules see a memory cue in it; nothing when a model plans (its query is its own)."""
-        if planner_llm(pair.store) is not None:
-            return ()
-        from memfs.agent.plan_rules import foreseen_queries
-
-        return foreseen_queries(message)
-
 
 class LocalDreamer:
     """Dreams in this process (``memfs dream``, ``MemoryPair.dream()``)."""

@@ -5,17 +5,13 @@ it (is it a request for a suggestion?), the index embeds it as a new message, an
 search embeds it as the query — 7 ms each on this machine's CPU, the largest share of a
 turn after the similarity product. ``RecentEmbedder`` sits in front of the store's
 embedder and answers repeats from memory, so each text goes through the model once.
-
-A turn that will search need not wait for that run either: ``run_expected`` makes it while
-``add_messages`` waits for the user's message to be fsynced (``history.Appender.sync``),
-and the search finds the vectors ready.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -51,28 +47,6 @@ class RecentEmbedder:
                     self._expected.append(text)
             del self._expected[:-EXPECTED]
 
-    def run_expected(self) -> None:
-        """Embed the expected texts now rather than with the next ``embed`` call: for a turn
-        that will search, run while its message is fsynced (the disk waits, the model runs:
-        onnxruntime releases the GIL), so the search has nothing left to embed."""
-        with self._lock:
-            texts = [t for t in self._expected if t not in self._recent]
-            self._expected = []
-        if texts:
-            fresh = np.asarray(self.inner.embed(texts), dtype=np.float32)
-            with self._lock:
-                self._remember(texts, fresh)
-
-    def _remember(self, texts: Sequence[str], rows: Vectors) -> dict[str, Vectors]:
-        """Keep ``rows`` as the vectors of ``texts`` (under the lock); returns them."""
-        out = {}
-        for text, row in zip(texts, rows):
-            out[text] = self._recent[text] = row.copy()
-            self._recent.move_to_end(text)
-        while len(self._recent) > self.size:
-            self._recent.popitem(last=False)
-        return out
-
     @property
     def dim(self) -> int:
         return self.inner.dim  # may load the model (``SharedEmbedder``): only when asked
@@ -96,14 +70,14 @@ class RecentEmbedder:
             missing += [t for t in extra if t not in missing]
             fresh = np.asarray(self.inner.embed(missing), dtype=np.float32)
             with self._lock:
-                known.update(self._remember(missing, fresh))
+                for text, row in zip(missing, fresh):
+                    known[text] = self._recent[text] = row.copy()
+                while len(self._recent) > self.size:
+                    self._recent.popitem(last=False)
         return np.stack([known[t] for t in texts]).astype(np.float32, copy=False)
 
 
-def expect_text(embedder: Embedder, *texts: str) -> Callable[[], None] | None:
-    """Tell ``embedder`` that ``texts`` come next, if it is one that can use the hint;
-    returns what embeds them now (``RecentEmbedder.run_expected``), else None."""
+def expect_text(embedder: Embedder, *texts: str) -> None:
+    """Tell ``embedder`` that ``texts`` come next, if it is one that can use the hint."""
     if isinstance(embedder, RecentEmbedder):
         embedder.expect(*texts)
-        return embedder.run_expected
-    return None

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import os
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ from memfs import journal
 from memfs.errors import BadInputError
 from memfs.ids import check_id
 
-LOG = logging.getLogger("memfs.history")
 ROLES = ("user", "assistant")
 OFFLINE_PLACEHOLDER = "(offline) No language model is configured, so this is not a real reply."
 """How every reply of the offline chat begins (``memfs.agent.llm.offline``): such a reply
@@ -123,10 +120,8 @@ class Appender:
     A batch of messages costs one fsync per session file rather than one per message; the
     caller acknowledges nothing before ``sync`` returns. Callers hold the pair lock."""
 
-    def __init__(self, root: Path, overlap: Callable[[], None] | None = None) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.overlap = overlap
-        """Work to do while the first ``sync`` waits for the disk (a turn's model run)."""
         self._fds: dict[str, int] = {}
         self._dirty: set[str] = set()
         self._created: set[Path] = set()
@@ -164,47 +159,18 @@ class Appender:
         ``fdatasync`` per file: it writes the data and the size an append changed, not the
         file's times, which is all a reader needs after a crash (p95 4.5 vs 5.0 ms, p50
         0.13 vs 0.22 ms on this machine's disk, two per turn). A new session file's folder
-        is fsynced too, so the file itself is found after a power cut.
-
-        With ``overlap`` the fsyncs run in a helper thread while this one does that work,
-        and ``sync`` returns when both are done: still nothing is acknowledged before it
-        is durable, and an fsync's error is raised here all the same. The helper only
-        waits for the disk, so the two share no core; ``overlap``'s own errors are its
-        business (it is an optimisation: it must not fail an append)."""
-        overlap, self.overlap = self.overlap, None
-        if overlap is None or not self._dirty:
-            self._sync_files()
-        else:
-            failed: list[BaseException] = []
-            helper = threading.Thread(target=self._sync_files, args=(failed,),
-                                      name="memfs-fsync")
-            helper.start()
+        is fsynced too, so the file itself is found after a power cut."""
+        for session in sorted(self._dirty):
+            os.fdatasync(self._fds[session])
+        for folder in sorted(self._created):
+            fd = os.open(folder, os.O_RDONLY)
             try:
-                overlap()
-            except Exception as exc:  # noqa: BLE001 - see above: the append stands
-                LOG.debug("work overlapping an fsync failed: %s", exc)
+                os.fsync(fd)
             finally:
-                helper.join()
-            if failed:
-                raise failed[0]
+                os.close(fd)
+        self._created.clear()
         journal.note(self.root, self._dirty)
         self._dirty.clear()
-
-    def _sync_files(self, failed: list[BaseException] | None = None) -> None:
-        try:
-            for session in sorted(self._dirty):
-                os.fdatasync(self._fds[session])
-            for folder in sorted(self._created):
-                fd = os.open(folder, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            self._created.clear()
-        except BaseException as exc:
-            if failed is None:
-                raise
-            failed.append(exc)
 
     def close(self) -> None:
         for fd in self._fds.values():

@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from memfs.embed import Embedder, content_key
@@ -116,25 +116,18 @@ def _evict(limit: int | None) -> list[PairIndex]:
     return out
 
 
-def announce(root: Path, messages: Sequence[tuple[str, str]],
-             foresee: Callable[[], Sequence[str]] | None = None) -> Callable[[], None] | None:
+def announce(root: Path, messages: Sequence[tuple[str, str]]) -> None:
     """A turn's new (role, text) messages, to be indexed at the next search: those the warm
     index of the pair has no vector for ride with the next model run of its embedder
-    (``RecentEmbedder.expect``). ``foresee``: what the planner foresees the turn's search
-    will embed (``services.foreseen_queries``). When it names any text not embedded yet,
-    returns what embeds them all now (for ``add_messages`` to run while it fsyncs), else
-    None. Without a warm index (a one-shot command, a pair not searched yet) nothing
-    happens: no model is loaded for this, and nothing is foreseen."""
+    (``RecentEmbedder.expect``). Without a warm index (a one-shot command, a pair not
+    searched yet) nothing happens: no model is loaded for this."""
     key = str(root.resolve())
     with _OPEN_LOCK:
         index = next((i for (path, _), i in _OPEN.items() if path == key), None)
-    if index is None:
-        return None
-    texts = [text for role, text in messages
-             if not is_placeholder(role, text) and not index.has_vector(text)]
-    ahead = [q for q in (foresee() if foresee else ()) if q and not index.has_vector(q)]
-    run = expect_text(index.embedder, *texts, *ahead)
-    return run if ahead else None
+    if index is not None:
+        expect_text(index.embedder, *(text for role, text in messages
+                                      if not is_placeholder(role, text)
+                                      and not index.has_vector(text)))
 
 
 def open_index_count() -> int:

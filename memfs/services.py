@@ -36,22 +36,9 @@ class PlanRequest:
 
 
 class Planner(Protocol):
-    """Decides, before any search, whether a turn needs long-term memory.
-
-    A planner may also have ``foresee(pair, message) -> Sequence[str]``: the texts the
-    search of a turn opening with ``message`` would embed, if it is likely to search at
-    all (see ``foreseen_queries``)."""
+    """Decides, before any search, whether a turn needs long-term memory."""
 
     def plan(self, pair: MemoryPair, request: PlanRequest) -> RetrievalPlan: ...
-
-
-def foreseen_queries(planner: Planner, pair: MemoryPair, message: str) -> Sequence[str]:
-    """What the planner foresees a turn's search will embed for the user's ``message``
-    (its query, a request's topic words), or nothing. ``add_messages`` has them embedded
-    while it fsyncs the message, so the search finds them ready (issue 11). A guess only:
-    a wrong one costs a model run in the background, never a different plan."""
-    foresee: Callable[[MemoryPair, str], Sequence[str]] | None = getattr(planner, "foresee", None)
-    return foresee(pair, message) if foresee is not None else ()
 
 
 class Dreamer(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,6 @@ from memfs.gitio import message as commit_message
 from memfs.history import Appender, Message
 from memfs.ids import check_id
 from memfs.index import announce
-from memfs.services import foreseen_queries
 from memfs.window import WindowState, window_state
 from memfs.window_files import Stamp
 
@@ -72,13 +71,8 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
     # Every message is checked before the first is appended: a bad line 3 must not leave
     # lines 1-2 in history, to be appended again when the user fixes the file.
     checked = [_validate(raw, number) for number, raw in enumerate(messages)]
-    run: Callable[[], None] | None = None
-    if len(checked) <= EXPECT_MAX:  # a turn: its messages ride with the next model run,
-        # which starts while they are fsynced when the turn will likely search
-        run = announce(pair.root, [(role, content) for role, content, _, _ in checked],
-                       lambda: [q for role, content, _, _ in checked if role == "user"
-                                for q in foreseen_queries(pair.store.services.planner, pair,
-                                                          content)])
+    if len(checked) <= EXPECT_MAX:  # a turn: its messages ride with the next model run
+        announce(pair.root, [(role, content) for role, content, _, _ in checked])
     for start in range(0, len(checked), BATCH):
         with pair.repo.lock():
             state = window_state(pair, refresh=False)
@@ -86,7 +80,7 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
                 state.refresh()
                 try:
                     _append_batch(pair, state, checked[start:start + BATCH], session,
-                                  appended, events, run)
+                                  appended, events)
                 except BaseException:
                     state.invalidate()  # what was written is durable; re-derive the rest
                     raise
@@ -102,17 +96,15 @@ def add_messages(pair: MemoryPair, messages: Iterable[Mapping[str, Any]],
 
 def _append_batch(pair: MemoryPair, state: WindowState, batch: list[Checked],
                   session: str | None, appended: list[Message],
-                  events: list[CompactionEvent], overlap: Callable[[], None] | None = None
-                  ) -> None:
+                  events: list[CompactionEvent]) -> None:
     """Append ``batch`` under the pair lock: one fsync per file; the batch's compaction
-    events are written after it, so an event never names a message that is not durable.
-    ``overlap`` (a turn's model run) runs while the fsync waits for the disk."""
+    events are written after it, so an event never names a message that is not durable."""
     open_session = _open_session(pair)
     touched: set[str] = set()
     created = False
     deferred: list[CompactionEvent] = []
     try:
-        with Appender(pair.root, overlap) as appender:
+        with Appender(pair.root) as appender:
             for role, content, ts, own_session in batch:
                 sid = own_session or session or open_session or \
                     history.new_session_id(pair.root, ts)

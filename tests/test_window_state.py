@@ -236,48 +236,6 @@ while True:
 """
 
 
-KILLED_TURNS = """
-import sys
-sys.path.insert(0, sys.argv[2])
-from memfs.app import MemoryStore
-from memfs.config import Config
-from tests.conftest import FakeEmbedder
-pair = MemoryStore(sys.argv[1], embedder=FakeEmbedder(),
-                   config=Config(dream_trigger="off")).pair("alex", "mira")
-pair.search("warm up")  # a warm index: each user message's model run overlaps its fsync
-n = 0
-while True:
-    role = "user" if n % 2 == 0 else "assistant"
-    text = f"m{n} do you remember what Lin said about the garden?" if role == "user" else f"m{n} ok"
-    pair.add_messages([{"role": role, "content": text, "session": "s-0001"}])
-    n += 1
-    print(n, flush=True)
-"""
-
-
-@pytest.mark.slow
-def test_kill_9_during_turns_whose_model_run_overlaps_the_fsync(isolated_env: Path) -> None:
-    """A turn's model run overlaps its message's fsync (``Appender(overlap=)``): still no
-    acknowledged message is lost."""
-    make_pair(isolated_env)
-    repo = Path(__file__).resolve().parent.parent
-    proc = subprocess.Popen([sys.executable, "-c", KILLED_TURNS, str(isolated_env), str(repo)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    acked = 0
-    deadline = time.monotonic() + 60
-    while acked < 200 and time.monotonic() < deadline:
-        acked = int(proc.stdout.readline() or acked)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert acked >= 200
-    forget_window_states()
-    pair = make_pair(isolated_env)
-    said = [m.content.split(" ", 1)[0] for m in iter_messages(pair.root)]
-    assert said[:acked] == [f"m{i}" for i in range(acked)], "an acknowledged message was lost"
-    assert len(set(said)) == len(said), "nothing was written twice"
-
-
 @pytest.mark.slow
 def test_kill_9_during_a_large_ingest_keeps_every_acknowledged_message(isolated_env: Path) -> None:
     make_pair(isolated_env)
