@@ -7,6 +7,7 @@ used by the offline mode, the demo and the tests; measured by ``memfs eval decis
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 
@@ -43,6 +44,10 @@ from memfs.agent.plan_words import (
 from memfs.cards import CARD_TYPES
 from memfs.retrieval_plan import RetrievalPlan
 
+_POSSESSIVE = re.compile(r"['’]s?$")
+_GENITIVE = re.compile(r"['’]s$")
+"""Compiled once: the planner runs them on every word of the recent window each turn."""
+
 
 def _sentences(text: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?;:])\s+|\n+", text) if s.strip()]
@@ -54,7 +59,7 @@ def extract_entities(text: str, known: Sequence[str] = ()) -> list[str]:
     names: list[str] = []
     for sentence in _sentences(text):
         for word in WORD.findall(sentence):
-            word = re.sub(r"['’]s?$", "", word)
+            word = _POSSESSIVE.sub("", word)
             if not word[:1].isupper() or word.isupper() and len(word) > 1:
                 continue
             if word.lower() in NOT_NAMES and word not in known:
@@ -64,8 +69,10 @@ def extract_entities(text: str, known: Sequence[str] = ()) -> list[str]:
     return names
 
 
+@functools.lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
-    w = re.sub(r"['’]s$", "", word.lower())
+    """Pure, and asked for the same words turn after turn (the recent window's): cached."""
+    w = _GENITIVE.sub("", word.lower())
     for suffix in ("ment", "ing", "ies", "ied", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
             w = w[: -len(suffix)]
@@ -81,7 +88,7 @@ def _stems(text: str) -> set[str]:
 
 def _content(text: str, entities: Sequence[str]) -> set[str]:
     ents = {_stem(e) for e in entities}
-    words = (w for w in WORD.findall(text) if re.sub(r"['’]s?$", "", w.lower()) not in STOP)
+    words = (w for w in WORD.findall(text) if _POSSESSIVE.sub("", w.lower()) not in STOP)
     return {s for s in map(_stem, words) if s not in ents and len(s) > 1}
 
 
@@ -277,3 +284,4 @@ def plan_offline(
         True, _memory_types(text, entities, names), ("user", *entities), _time_scope(text),
         search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names),
         constraint_domains=tuple(domains))
+

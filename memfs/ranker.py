@@ -116,8 +116,7 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
         raw = raw + weights.pieces * np.maximum(best - raw, 0.0)
     semantic = np.where(eligible, raw, -np.inf).astype(np.float32)
     terms = query_terms(q.text, weights.framing)
-    lexical = index.bm25.scores(terms)
-    matched = np.flatnonzero(lexical)
+    lexical, matched = index.bm25.matches(terms)
     matched = matched[eligible[matched]]
     lex = lexical[matched]
     top_lex = float(lex.max()) if lex.size else 0.0

@@ -123,11 +123,19 @@ class BM25:
 
     def scores(self, terms: Iterable[str]) -> Floats:
         """BM25 of every document for the query ``terms`` (0 where no term occurs)."""
+        return self.matches(terms)[0]
+
+    def matches(self, terms: Iterable[str]) -> tuple[Floats, npt.NDArray[np.intp]]:
+        """``scores(terms)`` and the documents whose score is not 0, ascending: what
+        ``np.flatnonzero`` of the scores gives, from the postings instead of a pass over
+        every document (0.3 ms at 100k, the largest single step of a search's candidates)."""
         out = np.zeros(len(self._lengths), dtype=np.float32)
         if not self._live:
-            return out
+            return out, np.zeros(0, dtype=np.intp)
         avgdl = max(self._total_length / self._live, 1.0)
         lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        touched: npt.NDArray[np.bool_] | None = None
+        single: npt.NDArray[np.intp] | None = None
         for term in set(terms):
             tid = self.vocab.get(term)
             if tid is None or not self._df[tid]:
@@ -138,9 +146,24 @@ class BM25:
             tf = tfs.astype(np.float32)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[docs] / avgdl)
             out[docs] += idf * tf * (self.k1 + 1.0) / (tf + norm)
+            # one term's postings are ascending and distinct already; several are merged
+            # in a mask (np.unique of the concatenation took 4-10 ms here)
+            if single is None and touched is None:
+                single = docs.astype(np.intp)  # a copy: the postings may grow later
+            else:
+                if touched is None:
+                    touched = np.zeros(len(out), dtype=bool)
+                    touched[single] = True
+                touched[docs] = True
             del docs, tfs  # release the buffers so the postings can grow again
         del lengths
-        return out
+        if touched is not None:
+            rows = np.flatnonzero(touched)
+        elif single is not None:
+            rows = single
+        else:
+            return out, np.zeros(0, dtype=np.intp)
+        return out, rows[out[rows] != 0]
 
     def _postings(self, tid: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(documents, term frequencies) of term ``tid``: the base part, then the added part."""

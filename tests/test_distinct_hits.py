@@ -89,6 +89,29 @@ def test_collapsing_near_copies_keeps_what_the_plain_walk_keeps() -> None:
         assert _collapse(same) == plain(same)
 
 
+def test_bm25_matches_are_the_documents_flatnonzero_finds() -> None:
+    """The candidates' lexical matches come from the postings, not from a pass over every
+    document: the same documents, base and appended postings, after removals too."""
+    from memfs.ranking import BM25
+
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(30)]
+    docs = [list(rng.choice(words, size=rng.integers(1, 8))) for _ in range(400)]
+    base = BM25()
+    for terms in docs[:300]:
+        base.add(terms)
+    bm25 = BM25.from_arrays(base.to_arrays())  # a frozen base part, as a snapshot loads it
+    for terms in docs[300:]:
+        bm25.add(terms)
+    for n in rng.choice(400, size=40, replace=False):
+        bm25.forget(docs[n])
+    for _ in range(50):
+        query = list(rng.choice(words + ["absent"], size=rng.integers(1, 5)))
+        scores, matched = bm25.matches(query)
+        np.testing.assert_array_equal(scores, bm25.scores(query))
+        np.testing.assert_array_equal(matched, np.flatnonzero(scores))
+
+
 def test_an_item_table_reads_the_same_rows_from_columns_tail_and_its_cache() -> None:
     """Rows are built into ``Item``s on read and kept for the next search: a kept row, a
     row's id read alone and a row read after a save and load must all be the same."""
