@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 from memfs.agent.dream.cardtext import (
+    called_off,
     first_person_anywhere,
     leans_on_previous,
     names_kin,
@@ -45,6 +46,7 @@ from memfs.agent.dream.ops import CloseOp, MessageLike
 from memfs.agent.dream.prototypes import Prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import names_in
+from memfs.agent.dream.speech import addressed, asks, bids
 
 from memfs.cards import Card
 from memfs.embed import DEFAULT_MODEL, Embedder
@@ -81,8 +83,9 @@ def entities(sentence: str, context: str = "") -> tuple[str, ...]:
 def flags(sentence: str, day_future: bool, day_past: bool) -> list[float]:
     """Grammar of a sentence as numbers the classifier weighs (no flag decides alone): whose
     sentence it is, reported, conditional, hedged, a question, dated ahead or back, and its
-    length."""
-    return [float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
+    length, and its speech act (a question or a request to the assistant: ``speech.py``)."""
+    return [float(asks(sentence)), float(bids(sentence)),
+            float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
             float(someone_else_acts(sentence)), float(_REPORTED.search(sentence) is not None),
             float(_CONDITIONAL.search(sentence) is not None or HYPOTHETICAL.search(sentence) is not None),
             float(HEDGE.search(sentence) is not None), float(sentence.rstrip().endswith("?")),
@@ -257,14 +260,16 @@ class LearnedExtractor(SemanticExtractor):
               hit: DateHit | None, future: bool) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
-        date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
+        date of its own, a routine ("every Sunday"), a plan someone else carries out, or one
+        said in the negative ("the trip on the 30th isn't happening")."""
         sentence = unit.sentence
         if states_nothing(sentence, kind):
             return None
         day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
         expires = None
         if kind == "plan":
-            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
+            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit) \
+                    or called_off(sentence, hit):
                 return None
             expires = hit.end
         context = row.previous if leans_on_previous(sentence) else ""
@@ -283,10 +288,11 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def states_nothing(sentence: str, kind: str) -> bool:
-    """A question, a message with no word in it ("💍💍"), or a conditional or hedge when the card
-    would not be a boundary ("if I ever learn to drive ...", "I might apply"): no card of
-    ``kind`` is written from it."""
+    """A question, a message with no word in it ("💍💍"), or, when the card would not be a
+    boundary, a sentence said to the assistant (a question typed without "?", a request:
+    ``speech.addressed``), a conditional or a hedge ("if I ever learn to drive ...", "I might
+    apply"): no card of ``kind`` is written from it."""
     if sentence.rstrip().endswith("?") or not _WORD.search(sentence):
         return True  # a question, or no word at all ("💍💍", "ok x"): nothing stated yet
-    return kind != "boundary" and bool(_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
-                                       or HEDGE.search(sentence))
+    return kind != "boundary" and bool(addressed(sentence) or _CONDITIONAL_CLAUSE.search(sentence)
+                                       or HYPOTHETICAL.search(sentence) or HEDGE.search(sentence))
