@@ -247,6 +247,8 @@ class LearnedExtractor(SemanticExtractor):
         day = unit.msg.ts.date()
         hit = find_date(unit.sentence, day)
         ahead = hit is not None and not hit.past and hit.end > day and not looks_past(unit.sentence)
+        if kind == "plan" and hit is not None and called_off(unit.sentence, hit):
+            return None  # a plan said in the negative is none, nor a fact in its place
         if _REPORTED.search(unit.sentence):
             kind = "relationship" if "relationship" in order[:3] else ""
         elif kind == "plan" and ROUTINE.search(unit.sentence):
