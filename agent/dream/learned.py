@@ -60,15 +60,32 @@ _CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|cou
 _REPORTED = re.compile(r"\b\w+\s+(?:says|said|reckons|thinks|told (?:me|us|everyone)|claims|keeps saying|swears|"
                        r"is convinced)\b(?:\s+that)?\s+(?:I|I'm|I'll|I've|I'd|we|we're|me|my|the user)\b",
                        re.IGNORECASE)
-_KIN_NAME = re.compile(r"\bmy\s+(?:\w+\s+)?(?:mum|mom|dad|sister|brother|friend|mate|boss|manager|partner|"
-                       r"girlfriend|boyfriend|wife|husband|flatmate|housemate|roommate|colleague|cousin|aunt|"
-                       r"uncle|son|daughter|niece|nephew|gran|nan|neighbour|neighbor|fianc[eé]e?)\s+"
-                       r"([a-z][a-z'-]{2,})\b", re.IGNORECASE)
+_KIN_WORD = (r"(?:mum|mom|dad|sister|brother|friend|mate|boss|manager|partner|girlfriend|boyfriend|wife|husband|"
+             r"flatmate|housemate|roommate|colleague|cousin|aunt|uncle|son|daughter|niece|nephew|gran|nan|"
+             r"neighbour|neighbor|fianc[eé]e?)")
+_KIN_NAME = re.compile(r"\bmy\s+(?:\w+\s+)?" + _KIN_WORD + r"\s+([a-z][a-z'-]{2,})\b", re.IGNORECASE)
+_APPOSITION = re.compile(r"\bmy\s+((?:(?:little|big|older|younger|best|twin|step|old)\s+)?" + _KIN_WORD
+                         + r")\s+([a-z][a-z'-]{2,})\b", re.IGNORECASE)
 _NOT_NAMES = frozenset({"and", "but", "who", "was", "is", "has", "had", "says", "said", "thinks", "just", "got",
                         "came", "went", "will", "can", "cant", "can't", "does", "did", "lives", "works",
                         "the", "for", "from", "with", "again", "still", "also", "never", "always", "really",
                         "told", "reckons", "wants", "made", "keeps", "isn't", "wasn't", "doesn't", "didn't",
-                        "that", "this", "here", "there", "now", "too", "over", "back", "loves", "hates"})
+                        "that", "this", "here", "there", "now", "too", "over", "back", "loves", "hates",
+                        "since", "because", "when", "though", "tho", "lol", "not", "who's", "she's", "he's",
+                        "they", "she", "his", "her", "him", "our", "your", "all", "any", "one", "about"})
+
+
+def named_in_passing(sentence: str) -> list[tuple[str, str]]:
+    """The user's people named in apposition ("my cousin aroha reckons ...", "my mate Colm says
+    ..."): (kin, Name) pairs. A lowercase word after the kin word is a name unless it is a
+    function word or reads as a verb ("my dad grooms it", "my boss yelled")."""
+    out = []
+    for m in _APPOSITION.finditer(sentence):
+        word = m.group(2)
+        if word.lower() in _NOT_NAMES or word.islower() and (word.endswith(("s", "ed", "ing"))):
+            continue
+        out.append((" ".join(m.group(1).lower().split()), word.capitalize()))
+    return out
 
 
 def entities(sentence: str, context: str = "") -> tuple[str, ...]:
@@ -236,7 +253,30 @@ class LearnedExtractor(SemanticExtractor):
         cands = [c for unit, row, p, t in zip(sentence_units, rows, card, types, strict=True)
                  if p >= self.model.threshold and unit.sentence not in cancelled
                  and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
-        return cands, closes
+        return cands + self._people(sentence_units, cands, protos), closes
+
+    def _people(self, units: Sequence[Unit], cands: Sequence[Cand], protos: Prototypes) -> list[Cand]:
+        """A relationship card for each of the user's people named in passing ("my cousin aroha
+        reckons I should ...") whom no relationship card of this window names: the apposition
+        says who they are to the user even when the sentence is about something else. The body
+        is only that ("The user's cousin is Aroha."), so reported or hypothetical content of
+        the sentence never becomes a fact."""
+        known = {e.lower() for c in cands if c.type == "relationship" for e in c.entities}
+        found: list[tuple[Unit, str]] = []
+        for unit in units:
+            if states_nothing(unit.sentence, "relationship"):
+                continue
+            for kin, name in named_in_passing(unit.sentence):
+                if name.lower() not in known:
+                    known.add(name.lower())
+                    found.append((unit, f"The user's {kin} is {name}."))
+        if not found:
+            return []
+        vecs = np.asarray(self.embedder.embed([body for _, body in found]), dtype=np.float32)
+        cls = "family" if "family" in protos.classes else "relationship"
+        return [Cand(cls, "relationship", body, unit.msg, SALIENCE["relationship"], vec,
+                     entities=entities(body), turns={unit.msg.turn})
+                for (unit, body), vec in zip(found, vecs, strict=True)]
 
     def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
         """The most likely type's card; a routine told with a day ("parkrun every Saturday") is
