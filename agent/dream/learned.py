@@ -266,11 +266,11 @@ class LearnedExtractor(SemanticExtractor):
 
     def _people(self, units: Sequence[Unit], cands: Sequence[Cand], protos: Prototypes) -> list[Cand]:
         """A relationship card for each of the user's people named in passing ("my cousin aroha
-        reckons I should ...") whom no relationship card of this window names: the apposition
+        reckons I should ...") whom no card of this window names already: the apposition
         says who they are to the user even when the sentence is about something else. The body
         is only that ("The user's cousin is Aroha."), so reported or hypothetical content of
         the sentence never becomes a fact."""
-        known = {e.lower() for c in cands if c.type == "relationship" for e in c.entities}
+        known = {e.lower() for c in cands for e in c.entities}
         found: list[tuple[Unit, str]] = []
         for unit in units:
             if states_nothing(unit.sentence, "relationship"):
