@@ -97,20 +97,11 @@ def entities(sentence: str, context: str = "") -> tuple[str, ...]:
     return ("user", *dict.fromkeys(names))
 
 
-_NEGATED = re.compile(r"\b(?:not|never|no longer|nothing|nobody)\b|n't\b", re.IGNORECASE)
-_OTHER_SUBJECT = re.compile(r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|omg|lol|ugh)[,!.]*\s+)*"
-                            r"(?:the|a|an|this|that|some|these|those)\s+\w+", re.IGNORECASE)
-
-
 def flags(sentence: str, day_future: bool, day_past: bool) -> list[float]:
     """Grammar of a sentence as numbers the classifier weighs (no flag decides alone): whose
     sentence it is, reported, conditional, hedged, a question, dated ahead or back, and its
-    length, its speech act (a question or a request to the assistant: ``speech.py``), its
-    tense, a negation, and a subject that is a thing or an institution ("the council is ...")
-    with no first person in the sentence."""
-    return [float(asks(sentence)), float(bids(sentence)), float(looks_past(sentence)),
-            float(_NEGATED.search(sentence) is not None), float(_OTHER_SUBJECT.search(sentence) is not None
-                                                                and not first_person_anywhere(sentence)),
+    length, and its speech act (a question or a request to the assistant: ``speech.py``)."""
+    return [float(asks(sentence)), float(bids(sentence)),
             float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
             float(someone_else_acts(sentence)), float(_REPORTED.search(sentence) is not None),
             float(_CONDITIONAL.search(sentence) is not None or HYPOTHETICAL.search(sentence) is not None),
