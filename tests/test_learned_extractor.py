@@ -119,3 +119,35 @@ def test_an_anniversary_month_a_weekly_habit_and_a_bare_emoji_are_not_plans_or_f
                    for op in cards), text
     assert not any("🎉" in op.body for op in cards), text
     assert not any(op.type == "plan" and op.expires == dt.date(2027, 3, 9) for op in cards), text
+
+
+def test_requests_questions_and_a_called_off_plan_write_no_card_but_real_facts_do(real_embedder: Embedder) -> None:
+    """A request or a question typed without "?" is said to the assistant, and a plan said in the
+    negative is no plan; the user's own job and boundary in the same window still are cards."""
+    window = _window([
+        "ok give me three fun facts about axolotls", "Sure! ...",
+        "do you think it's weird to talk to my plants", "Not at all.",
+        "the pottery taster on the 14th isn't happening, they shut the studio", "Oh no.",
+        "i'm a night-shift radiographer at the county hospital", "That's a big job.",
+        "please don't ever bring up my old job at the bank", "Understood.",
+    ])
+    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
+    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
+    text = " | ".join(f"{op.type}: {op.body}" for op in cards).lower()
+    assert "axolotl" not in text and "plants" not in text, text
+    assert not any(op.type == "plan" and "pottery" in op.body.lower() for op in cards), text
+    assert "radiographer" in text, text
+
+
+def test_a_person_named_in_passing_becomes_who_they_are_to_the_user(real_embedder: Embedder) -> None:
+    """"my flatmate oren reckons ..." says who Oren is even though the sentence is about
+    something else; what Oren reckons is never the user's fact."""
+    window = _window([
+        "my flatmate oren reckons I should quit and go travelling", "What do you think?",
+        "honestly no idea, work's fine for now", "Fair enough.",
+    ])
+    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
+    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
+    text = " | ".join(f"{op.type}: {op.body}" for op in cards).lower()
+    assert any(op.type == "relationship" and "oren" in op.body.lower() for op in cards), text
+    assert not any(op.type != "relationship" and "travelling" in op.body.lower() for op in cards), text

@@ -138,6 +138,21 @@ def someone_else_acts(text: str, hit: DateHit | None = None) -> bool:
     return _SOMEONE_ELSE.search(text) is not None and not _FIRST.search(text)
 
 
+_NEGATED = re.compile(r"\b(?:not|never|no longer)\b|n't\b", re.IGNORECASE)
+_NOT_A_NEGATION = re.compile(r"\b(?:can't|cannot|can not|couldn't) wait\b|\bdon't forget\b|\bwon't be long\b"
+                             r"|\bcan't believe\b|\bnot sure\b|\bnot long\b|\bif not\b", re.IGNORECASE)
+
+
+def called_off(text: str, hit: DateHit) -> bool:
+    """Is the clause that holds the date negated ("the trip on the 30th isn't happening", "I'm not
+    going on friday after all")? A plan said in the negative is no plan; idioms that only look
+    negative ("can't wait", "don't forget") are not negations. Grammar, not a list of
+    cancellation words."""
+    text = normalise(text)
+    parts = [p for p in _DATE_CLAUSE.split(text) if p]
+    clause = next((p for p in parts if hit.phrase.lower() in p.lower()), text)
+    return _NEGATED.search(clause) is not None and _NOT_A_NEGATION.search(clause) is None
+
 _KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|father|sister|brother|gran|grandma|"
                   r"grandad|grandpa|nan|aunt|uncle|cousin|son|daughter|wife|husband|partner|girlfriend|"
                   r"boyfriend|friend|best friend)\b", re.IGNORECASE)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 from memfs.agent.dream.cardtext import (
+    called_off,
     first_person_anywhere,
     leans_on_previous,
     names_kin,
@@ -45,6 +46,7 @@ from memfs.agent.dream.ops import CloseOp, MessageLike
 from memfs.agent.dream.prototypes import Prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import names_in
+from memfs.agent.dream.speech import addressed, asks, bids
 
 from memfs.cards import Card
 from memfs.embed import DEFAULT_MODEL, Embedder
@@ -58,15 +60,32 @@ _CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|cou
 _REPORTED = re.compile(r"\b\w+\s+(?:says|said|reckons|thinks|told (?:me|us|everyone)|claims|keeps saying|swears|"
                        r"is convinced)\b(?:\s+that)?\s+(?:I|I'm|I'll|I've|I'd|we|we're|me|my|the user)\b",
                        re.IGNORECASE)
-_KIN_NAME = re.compile(r"\bmy\s+(?:\w+\s+)?(?:mum|mom|dad|sister|brother|friend|mate|boss|manager|partner|"
-                       r"girlfriend|boyfriend|wife|husband|flatmate|housemate|roommate|colleague|cousin|aunt|"
-                       r"uncle|son|daughter|niece|nephew|gran|nan|neighbour|neighbor|fianc[eé]e?)\s+"
-                       r"([a-z][a-z'-]{2,})\b", re.IGNORECASE)
+_KIN_WORD = (r"(?:mum|mom|dad|sister|brother|friend|mate|boss|manager|partner|girlfriend|boyfriend|wife|husband|"
+             r"flatmate|housemate|roommate|colleague|cousin|aunt|uncle|son|daughter|niece|nephew|gran|nan|"
+             r"neighbour|neighbor|fianc[eé]e?)")
+_KIN_NAME = re.compile(r"\bmy\s+(?:\w+\s+)?" + _KIN_WORD + r"\s+([a-z][a-z'-]{2,})\b", re.IGNORECASE)
+_APPOSITION = re.compile(r"\bmy\s+((?:(?:little|big|older|younger|best|twin|step|old)\s+)?" + _KIN_WORD
+                         + r")\s+([a-z][a-z'-]{2,})\b", re.IGNORECASE)
 _NOT_NAMES = frozenset({"and", "but", "who", "was", "is", "has", "had", "says", "said", "thinks", "just", "got",
                         "came", "went", "will", "can", "cant", "can't", "does", "did", "lives", "works",
                         "the", "for", "from", "with", "again", "still", "also", "never", "always", "really",
                         "told", "reckons", "wants", "made", "keeps", "isn't", "wasn't", "doesn't", "didn't",
-                        "that", "this", "here", "there", "now", "too", "over", "back", "loves", "hates"})
+                        "that", "this", "here", "there", "now", "too", "over", "back", "loves", "hates",
+                        "since", "because", "when", "though", "tho", "lol", "not", "who's", "she's", "he's",
+                        "they", "she", "his", "her", "him", "our", "your", "all", "any", "one", "about"})
+
+
+def named_in_passing(sentence: str) -> list[tuple[str, str]]:
+    """The user's people named in apposition ("my cousin aroha reckons ...", "my mate Colm says
+    ..."): (kin, Name) pairs. A lowercase word after the kin word is a name unless it is a
+    function word or reads as a verb ("my dad grooms it", "my boss yelled")."""
+    out = []
+    for m in _APPOSITION.finditer(sentence):
+        word = m.group(2)
+        if word.lower() in _NOT_NAMES or word.islower() and (word.endswith(("s", "ed", "ing"))):
+            continue
+        out.append((" ".join(m.group(1).lower().split()), word.capitalize()))
+    return out
 
 
 def entities(sentence: str, context: str = "") -> tuple[str, ...]:
@@ -81,8 +100,9 @@ def entities(sentence: str, context: str = "") -> tuple[str, ...]:
 def flags(sentence: str, day_future: bool, day_past: bool) -> list[float]:
     """Grammar of a sentence as numbers the classifier weighs (no flag decides alone): whose
     sentence it is, reported, conditional, hedged, a question, dated ahead or back, and its
-    length."""
-    return [float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
+    length, and its speech act (a question or a request to the assistant: ``speech.py``)."""
+    return [float(asks(sentence)), float(bids(sentence)),
+            float(speaks_of_user(sentence)), float(first_person_anywhere(sentence)), float(names_kin(sentence)),
             float(someone_else_acts(sentence)), float(_REPORTED.search(sentence) is not None),
             float(_CONDITIONAL.search(sentence) is not None or HYPOTHETICAL.search(sentence) is not None),
             float(HEDGE.search(sentence) is not None), float(sentence.rstrip().endswith("?")),
@@ -233,7 +253,30 @@ class LearnedExtractor(SemanticExtractor):
         cands = [c for unit, row, p, t in zip(sentence_units, rows, card, types, strict=True)
                  if p >= self.model.threshold and unit.sentence not in cancelled
                  and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
-        return cands, closes
+        return cands + self._people(sentence_units, cands, protos), closes
+
+    def _people(self, units: Sequence[Unit], cands: Sequence[Cand], protos: Prototypes) -> list[Cand]:
+        """A relationship card for each of the user's people named in passing ("my cousin aroha
+        reckons I should ...") whom no card of this window names already: the apposition
+        says who they are to the user even when the sentence is about something else. The body
+        is only that ("The user's cousin is Aroha."), so reported or hypothetical content of
+        the sentence never becomes a fact."""
+        known = {e.lower() for c in cands for e in c.entities}
+        found: list[tuple[Unit, str]] = []
+        for unit in units:
+            if states_nothing(unit.sentence, "relationship"):
+                continue
+            for kin, name in named_in_passing(unit.sentence):
+                if name.lower() not in known:
+                    known.add(name.lower())
+                    found.append((unit, f"The user's {kin} is {name}."))
+        if not found:
+            return []
+        vecs = np.asarray(self.embedder.embed([body for _, body in found]), dtype=np.float32)
+        cls = "family" if "family" in protos.classes else "relationship"
+        return [Cand(cls, "relationship", body, unit.msg, SALIENCE["relationship"], vec,
+                     entities=entities(body), turns={unit.msg.turn})
+                for (unit, body), vec in zip(found, vecs, strict=True)]
 
     def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
         """The most likely type's card; a routine told with a day ("parkrun every Saturday") is
@@ -244,6 +287,8 @@ class LearnedExtractor(SemanticExtractor):
         day = unit.msg.ts.date()
         hit = find_date(unit.sentence, day)
         ahead = hit is not None and not hit.past and hit.end > day and not looks_past(unit.sentence)
+        if kind == "plan" and hit is not None and called_off(unit.sentence, hit):
+            return None  # a plan said in the negative is none, nor a fact in its place
         if _REPORTED.search(unit.sentence):
             kind = "relationship" if "relationship" in order[:3] else ""
         elif kind == "plan" and ROUTINE.search(unit.sentence):
@@ -257,14 +302,16 @@ class LearnedExtractor(SemanticExtractor):
               hit: DateHit | None, future: bool) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
-        date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
+        date of its own, a routine ("every Sunday"), a plan someone else carries out, or one
+        said in the negative ("the trip on the 30th isn't happening")."""
         sentence = unit.sentence
         if states_nothing(sentence, kind):
             return None
         day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
         expires = None
         if kind == "plan":
-            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
+            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit) \
+                    or called_off(sentence, hit):
                 return None
             expires = hit.end
         context = row.previous if leans_on_previous(sentence) else ""
@@ -283,10 +330,11 @@ _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def states_nothing(sentence: str, kind: str) -> bool:
-    """A question, a message with no word in it ("💍💍"), or a conditional or hedge when the card
-    would not be a boundary ("if I ever learn to drive ...", "I might apply"): no card of
-    ``kind`` is written from it."""
+    """A question, a message with no word in it ("💍💍"), or, when the card would not be a
+    boundary, a sentence said to the assistant (a question typed without "?", a request:
+    ``speech.addressed``), a conditional or a hedge ("if I ever learn to drive ...", "I might
+    apply"): no card of ``kind`` is written from it."""
     if sentence.rstrip().endswith("?") or not _WORD.search(sentence):
         return True  # a question, or no word at all ("💍💍", "ok x"): nothing stated yet
-    return kind != "boundary" and bool(_CONDITIONAL_CLAUSE.search(sentence) or HYPOTHETICAL.search(sentence)
-                                       or HEDGE.search(sentence))
+    return kind != "boundary" and bool(addressed(sentence) or _CONDITIONAL_CLAUSE.search(sentence)
+                                       or HYPOTHETICAL.search(sentence) or HEDGE.search(sentence))
