@@ -29,7 +29,7 @@ from memfs.diversify import Selection, select
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item
 from memfs.links import TurnLinks
 from memfs.pair_index import PairIndex
-from memfs.query_terms import query_terms, topic_text
+from memfs.query_terms import ABOUT_ASSISTANT, query_terms, topic_text
 from memfs.ranking import (
     Floats,
     Weights,
@@ -42,16 +42,7 @@ from memfs.ranking import (
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
 from memfs.timeexpr import TimeHint, parse_time
 
-_ABOUT_ASSISTANT = re.compile(
-    r"\byou(?:'d| had| have)?\s+(?:said|told|mentioned|suggested|recommended|gave|listed|"
-    r"explained|wrote|described|provided|shared|proposed|came up with)\b|"
-    r"\bdid you (?:say|tell|mention|suggest|recommend|give|list|explain|write|describe|"
-    r"provide|share|propose)\b|"
-    r"\byour (?:suggestion|recommendation|advice|answer|list|idea)s?\b|"
-    r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b|"
-    r"\bremind me\b(?! (?:of |about )?(?:what|when|where|who|how|why)? ?(?:i|my)\b)",
-    re.I)
-"""The query asks what the assistant said: its turns are the evidence, not filler."""
+_ABOUT_ASSISTANT = ABOUT_ASSISTANT  # moved to query_terms: the planner reads it too
 
 _REQUEST = re.compile(
     r"\b(?:suggest|suggestions?|recommend|recommendations?|ideas?|tips?|advice)\b", re.I)
