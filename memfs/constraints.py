@@ -13,7 +13,9 @@ one sentence per cause, in general terms). Context assembly gives them a few of 
 
 Calibrated on ``agent/evals/data/constraint_dev.jsonl`` and the spent blind sets
 ``constraint_probes.jsonl`` and ``constraint_probes2.jsonl``; ``constraint_probes3.jsonl``
-is the blind set of the third round (``memfs eval constraints``).
+is the blind set of the third round (``memfs eval constraints``). Whether a message is a
+request at all (``classify_request``'s bars) is calibrated on ``request_dev.jsonl`` and the
+spent sets' requests (issue 12, fifth round).
 """
 
 from __future__ import annotations
