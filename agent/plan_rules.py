@@ -41,8 +41,7 @@ from memfs.agent.plan_words import (
 )
 
 from memfs.cards import CARD_TYPES
-from memfs.query_terms import ABOUT_ASSISTANT
-from memfs.retrieval_plan import RetrievalPlan
+from memfs.retrieval_plan import ABOUT_ASSISTANT, RetrievalPlan
 
 
 def _sentences(text: str) -> list[str]:

@@ -26,18 +26,6 @@ FRAMING = frozenset(stem(w) for w in (
 """Framing of a request or a recall question (general English, stemmed like the index)."""
 _WORDS = re.compile(r"[A-Za-z][\w'-]*")
 
-ABOUT_ASSISTANT = re.compile(
-    r"\byou(?:'d| had| have)?\s+(?:said|told|mentioned|suggested|recommended|gave|listed|"
-    r"explained|wrote|described|provided|shared|proposed|came up with)\b|"
-    r"\bdid you (?:say|tell|mention|suggest|recommend|give|list|explain|write|describe|"
-    r"provide|share|propose)\b|"
-    r"\byour (?:suggestion|recommendation|advice|answer|list|idea)s?\b|"
-    r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b|"
-    r"\bremind me\b(?! (?:of |about )?(?:what|when|where|who|how|why)? ?(?:i|my)\b)",
-    re.I)
-"""The question asks what the assistant said: its turns are the evidence, not filler (the
-ranker), and it asks for no new suggestion (the planner: "which cocktail did you recommend?")."""
-
 
 def query_terms(text: str, drop_framing: bool = True) -> list[str]:
     """The BM25 terms of ``text``; without its framing words when ``drop_framing`` (unless

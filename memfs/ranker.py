@@ -29,7 +29,7 @@ from memfs.diversify import Selection, select
 from memfs.index_items import KIND_CODES, STATUS_CODES, Item
 from memfs.links import TurnLinks
 from memfs.pair_index import PairIndex
-from memfs.query_terms import ABOUT_ASSISTANT, query_terms, topic_text
+from memfs.query_terms import query_terms, topic_text
 from memfs.ranking import (
     Floats,
     Weights,
@@ -39,10 +39,11 @@ from memfs.ranking import (
     recency,
     top_candidates,
 )
+from memfs.retrieval_plan import ABOUT_ASSISTANT
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
 from memfs.timeexpr import TimeHint, parse_time
 
-_ABOUT_ASSISTANT = ABOUT_ASSISTANT  # moved to query_terms: the planner reads it too
+_ABOUT_ASSISTANT = ABOUT_ASSISTANT  # in retrieval_plan: the planner reads it too
 
 _REQUEST = re.compile(
     r"\b(?:suggest|suggestions?|recommend|recommendations?|ideas?|tips?|advice)\b", re.I)
