@@ -42,7 +42,7 @@ from memfs.agent.plan_words import (
 )
 
 from memfs.cards import CARD_TYPES
-from memfs.retrieval_plan import RetrievalPlan
+from memfs.retrieval_plan import ABOUT_ASSISTANT, RetrievalPlan
 
 _POSSESSIVE = re.compile(r"['’]s?$")
 _GENITIVE = re.compile(r"['’]s$")
@@ -128,7 +128,10 @@ def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, .
 
     With ``classify`` (the embedding model) a request phrased as general advice counts too
     ("which cocktail should I order?"); without it, only the suggestion words and the
-    domain word lists do, as before."""
+    domain word lists do, as before. A question about what the assistant suggested
+    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words."""
+    if ABOUT_ASSISTANT.search(text):
+        return False, ()
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
         wording = _wording(text)

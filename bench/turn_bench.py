@@ -45,8 +45,14 @@ REPLY = ["That sounds like a lot. How do you feel about {t}?", "I'm glad {n} was
 ASKS = ["What did I tell you about {t}?", "When did {n} last mention {t}?",
         "thanks, that helps", "ok", "Do you remember what {n} said about {t}?",
         "lol yes", "I'm off to bed, night!", "good morning!"]
+SUGGEST_ASKS = ["What should I cook for {n} tonight?", "{n} is over on saturday, what could we do?",
+                "Any gift ideas for {n}'s birthday?", "long drive with {n} tomorrow, what's good to sip?",
+                "where should we go for a weekend away?", "thanks, that helps", "ok", "lol yes"]
+"""``--suggest``: turns whose questions are suggestion requests, explicit and implied (the
+plan classifies them and the constraint search runs), with the same share of small talk."""
 
 
+SUGGEST = os.environ.get("MEMFS_BENCH_SUGGEST") == "1"
 DISTINCT = os.environ.get("MEMFS_BENCH_DISTINCT") == "1"
 """``--distinct``: no two history messages share a text (the default history repeats ~4,000
 texts, which the distinct-row similarity product exploits); the first search embeds them all."""
@@ -117,7 +123,8 @@ def turns(home: Path, count: int, warmup: int) -> dict[str, Any]:
     warm = time.perf_counter() - started
     for i in range(warmup + count):
         now = dt.datetime.now(dt.UTC)
-        user = {"role": "user", "content": message_text(rng, ASKS), "ts": now.isoformat()}
+        user = {"role": "user", "content": message_text(rng, SUGGEST_ASKS if SUGGEST else ASKS),
+                "ts": now.isoformat()}
         reply = {"role": "assistant", "content": message_text(rng, REPLY),
                  "ts": now.isoformat()}
         t, c = time.perf_counter(), time.process_time()
@@ -217,7 +224,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="grow an existing pair")
     parser.add_argument("--distinct", action="store_true",
                         help="every history message a different text (slow first search)")
+    parser.add_argument("--suggest", action="store_true",
+                        help="the timed turns ask for suggestions (SUGGEST_ASKS)")
     args = parser.parse_args()
+    if args.suggest:
+        os.environ["MEMFS_BENCH_SUGGEST"] = "1"
     if args.distinct:
         os.environ["MEMFS_BENCH_DISTINCT"] = "1"  # read by the child processes
     if not args.keep:

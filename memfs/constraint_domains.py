@@ -30,6 +30,34 @@ REQUESTS: dict[str, tuple[str, ...]] = {
 }
 """What a request for a suggestion in each domain sounds like (to classify a request)."""
 
+CASUAL: dict[str, tuple[str, ...]] = {
+    "food": ("No idea what to cook this week, thoughts?", "What's good to eat tonight?",
+             "I need something to make for dinner, help.", "What's worth ordering off the menu?"),
+    "drink": ("What's good to drink right now?", "I need a drink to perk me up.",
+              "What should I get at the bar?", "Which drink is the one to go for?"),
+    "activity": ("We've got a free day and nothing planned, thoughts?",
+                 "I'm bored, what could we do?", "Would that be a fun thing to do?",
+                 "Stuck for plans this weekend."),
+    "gift": ("I'm stuck on what to get her for her birthday.", "No idea what present to buy him.",
+             "What would they like as a present?", "Any thoughts on a gift?"),
+    "place": ("Where's a good place to go for a break?", "Anywhere nice to stay you'd point me to?",
+              "Help me pick somewhere to go.", "Where's good for a night out?"),
+}
+"""The same requests as people type them: a suggestion only implied ("thoughts?", "I'm
+stuck on…", "what's good…"), in general terms for each domain."""
+
+NOT_REQUESTS: tuple[str, ...] = (
+    "We had a lovely dinner out last night.", "I cooked a big meal for everyone yesterday.",
+    "What did we eat at that restaurant?", "What was the drink you recommended?",
+    "Which place did you suggest last time?", "I bought her a present last week.",
+    "The trip was great, we loved the hotel.", "Where did we go on holiday last year?",
+    "I went for a run this morning.", "How do I boil an egg?", "What's the capital of France?",
+    "I've been drinking a lot of tea lately.", "Thanks, that was a great idea.",
+    "How are you today?", "Can you help me write an email?",
+)
+"""What is not a request for a suggestion though it touches the domains: news, questions
+about the past or about what the assistant said, questions of fact, small talk."""
+
 TOPICS: dict[str, tuple[str, ...]] = {
     "food": ("Food and eating.", "Meals, snacks and cooking.", "What I eat."),
     "drink": ("Drinks.", "What I drink.", "Having something to drink."),

@@ -39,19 +39,11 @@ from memfs.ranking import (
     recency,
     top_candidates,
 )
+from memfs.retrieval_plan import ABOUT_ASSISTANT
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
 from memfs.timeexpr import TimeHint, parse_time
 
-_ABOUT_ASSISTANT = re.compile(
-    r"\byou(?:'d| had| have)?\s+(?:said|told|mentioned|suggested|recommended|gave|listed|"
-    r"explained|wrote|described|provided|shared|proposed|came up with)\b|"
-    r"\bdid you (?:say|tell|mention|suggest|recommend|give|list|explain|write|describe|"
-    r"provide|share|propose)\b|"
-    r"\byour (?:suggestion|recommendation|advice|answer|list|idea)s?\b|"
-    r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b|"
-    r"\bremind me\b(?! (?:of |about )?(?:what|when|where|who|how|why)? ?(?:i|my)\b)",
-    re.I)
-"""The query asks what the assistant said: its turns are the evidence, not filler."""
+_ABOUT_ASSISTANT = ABOUT_ASSISTANT  # in retrieval_plan: the planner reads it too
 
 _REQUEST = re.compile(
     r"\b(?:suggest|suggestions?|recommend|recommendations?|ideas?|tips?|advice)\b", re.I)

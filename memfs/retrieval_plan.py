@@ -8,6 +8,7 @@ model's tool call or offline rules — is the agent layer's business
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -18,6 +19,19 @@ from memfs.errors import BadInputError, MemfsError
 TIME_SCOPES = ("any", "most_recent", "past")
 SUGGESTION_DOMAINS = ("food", "drink", "activity", "gift", "place")
 """Domains whose constraints and preferences a suggestion must respect (``memfs.constraints``)."""
+
+ABOUT_ASSISTANT = re.compile(
+    r"\byou(?:'d| had| have)?\s+(?:said|told|mentioned|suggested|recommended|gave|listed|"
+    r"explained|wrote|described|provided|shared|proposed|came up with)\b|"
+    r"\bdid you (?:say|tell|mention|suggest|recommend|give|list|explain|write|describe|"
+    r"provide|share|propose)\b|"
+    r"\byour (?:suggestion|recommendation|advice|answer|list|idea)s?\b|"
+    r"\b(?:our|the) (?:previous|last|earlier) (?:chat|conversation|discussion)\b|"
+    r"\bremind me\b(?! (?:of |about )?(?:what|when|where|who|how|why)? ?(?:i|my)\b)",
+    re.I)
+"""The question asks what the assistant said: its turns are the evidence, not filler
+(``memfs.ranker``), and it asks for no new suggestion ("which cocktail did you recommend?":
+the planner). Here, not in the ranker, so the offline planner needs no numpy."""
 
 
 @dataclass(frozen=True)

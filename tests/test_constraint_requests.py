@@ -1,0 +1,105 @@
+"""Issue 12, fifth round, with the real model: a request that only implies a suggestion
+("leaving do at the pub tonight, what am i ordering?") is planned as one, with its domain,
+and the constraint it must respect reaches the context; a statement, a question about the
+past or about what the assistant suggested is not a request.
+
+The requests and constraints here are written for this file (not from a probe set);
+``agent/evals/data/request_dev.jsonl`` is the labelled set the detector was calibrated on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from memfs.app import MemoryStore
+from memfs.embed import Embedder
+
+pytestmark = pytest.mark.model
+
+IMPLIED = [
+    ("food", "Anything with sesame in it and my throat closes up, I carry two pens everywhere.",
+     "cooking for the in-laws on sunday and i'm drawing a blank, what do i serve?"),
+    ("drink", "Four years off the booze now and I'm not risking it for anyone.",
+     "leaving do at the pub tonight, what am i ordering?"),
+    ("drink", "Coffee after noon and my heart races all night.",
+     "long afternoon of revision ahead, what's good to sip?"),
+    ("activity", "My asthma flares the moment I do anything strenuous outdoors.",
+     "my cousins are down for the long weekend, what could we get up to?"),
+    ("activity", "My youngest uses a wheelchair, so paths have to be flat and smooth.",
+     "nothing on this sunday and the kids are restless, what now?"),
+    ("gift", "His flat is tiny, there's no room for one more thing on the shelves.",
+     "it's my brother's birthday on friday, what do i get him?"),
+    ("place", "I get horribly seasick, even on a calm ferry.",
+     "thinking about a few days away in may, where should we head?"),
+]
+IMPLIED_PASSES = 6
+"""Measured 6 of 7 (main before the round: 5; "what now?" after a statement of the kids'
+restlessness gets no domain on either). BENCHMARKS.md, fifth round."""
+
+
+def _classify(embedder: Embedder) -> Callable[[str, str], tuple[str, ...]]:
+    from memfs.constraints import classify_request
+
+    return lambda text, wording: classify_request(embedder, text, wording)
+
+
+def test_implied_requests_get_their_domain_and_their_constraint(
+        isolated_env: Path, real_embedder: Embedder, fresh_indexes: None) -> None:
+    """200 messages of small talk, each constraint said once; each implied request, in a new
+    session with an empty window, must be planned in its domain and bring its constraint."""
+    from memfs.agent.evals.constraints import START, Probe, write_history
+
+    from memfs.context import build_context
+
+    probes = [Probe(f"im-{n}", d, c, r) for n, (d, c, r) in enumerate(IMPLIED)]
+    pair = MemoryStore(isolated_env, embedder=real_embedder).pair("alex", "implied")
+    write_history(pair, probes, 200)
+    missed = []
+    for probe in probes:
+        ctx = build_context(pair, probe.request, now=START + dt.timedelta(days=60), window=[])
+        if probe.domain not in ctx.plan.constraint_domains \
+                or probe.constraint not in [h.text for h in ctx.hits]:
+            missed.append((probe.request, ctx.plan.constraint_domains))
+    assert len(missed) <= len(probes) - IMPLIED_PASSES, missed
+
+
+@pytest.mark.parametrize("message", [
+    "we went to the beach at the weekend",
+    "made a huge curry last night and it was amazing",
+    "what present did i get my sister last year?",
+    "where did we stay in rome?",
+    "which cocktail did you recommend last time?",
+    "what was that recipe you suggested yesterday?",
+    "I finally finished the book you recommended!",
+])
+def test_a_statement_or_a_question_about_the_past_is_no_suggestion_request(
+        real_embedder: Embedder, message: str) -> None:
+    from memfs.agent.plan_rules import plan_offline
+
+    plan = plan_offline(message, [], classify=_classify(real_embedder))
+    assert plan.constraint_domains == ()
+    assert "suggestion" not in plan.reason
+
+
+def test_the_request_detector_holds_its_calibration(real_embedder: Embedder) -> None:
+    """On the labelled set it was calibrated on (98 lines of which 56 requests): measured 43
+    requests with the right domain and 1 false request of 42 (main: 30 and 3)."""
+    from memfs.agent.plan_rules import suggestion
+
+    text = resources.files("memfs.agent.evals").joinpath("data/request_dev.jsonl") \
+        .read_text("utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line]
+    right = false = 0
+    for row in rows:
+        _, domains = suggestion(row["text"], _classify(real_embedder))
+        if row["request"]:
+            right += row["domains"][0] in domains
+        else:
+            false += bool(domains)
+    assert right >= 40 and false <= 2, (right, false)
