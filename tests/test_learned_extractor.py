@@ -48,18 +48,24 @@ def _window(lines: list[str]) -> list[Message]:
             for i, t in enumerate(lines)]
 
 
+def _cards(embedder: Embedder, lines: list[str],
+           expires: bool = False) -> tuple[list[WriteOp | SupersedeOp | MergeOp], str]:
+    """The cards the offline extractor writes from a window of ``lines``, and their text."""
+    window = _window(lines)
+    ops = OfflineExtractor(embedder)(window, [], "", window[-1].ts).ops
+    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
+    return cards, " | ".join(f"{op.type}: {op.body}" + (f" {op.expires}" if expires else "") for op in cards).lower()
+
+
 def test_conditionals_reported_speech_and_routines_are_not_the_users_facts_or_plans(
         real_embedder: Embedder) -> None:
-    window = _window([
+    cards, text = _cards(real_embedder, [
         "if we ever had a spare room we'd get a piano", "Nice dream.",
         "my landlord reckons we're getting a rent rise in june", "Ugh.",
         "i do spin class every tuesday, it's brutal", "Respect.",
         "my cousin ravi says i should retrain as a pilot", "Would you?",
         "im allergic to shellfish btw, proper hives", "Noted, thank you.",
     ])
-    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
-    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    text = " | ".join(f"{op.type}: {op.body}" for op in cards).lower()
     assert "piano" not in text, text
     assert not any(op.type == "plan" and ("rent" in op.body.lower() or "spin" in op.body.lower())
                    for op in cards), text
@@ -89,13 +95,10 @@ def test_the_learned_extractor_runs_alone_on_an_empty_and_an_assistant_only_wind
 def test_a_break_up_and_a_chat_date_become_the_right_cards(real_embedder: Embedder) -> None:
     """An ended relationship is about that person, never a plan dated next year; a plan said as
     "saturday week" carries the Saturday after this one."""
-    window = _window([
+    cards, text = _cards(real_embedder, [
         "me and jo split up in february, it was for the best", "I'm sorry, that sounds hard.",
         "my cousin's wedding is saturday week and i'm doing a reading", "Oh lovely!",
-    ])
-    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
-    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    text = " | ".join(f"{op.type}: {op.body} {op.expires}" for op in cards).lower()
+    ], expires=True)
     assert not any(op.type == "plan" and "jo" in op.body.lower().split() for op in cards), text
     assert any(op.type == "plan" and "wedding" in op.body.lower() and op.expires == dt.date(2027, 3, 13)
                for op in cards), text
@@ -106,15 +109,12 @@ def test_an_anniversary_month_a_weekly_habit_and_a_bare_emoji_are_not_plans_or_f
     """A month that closes a past duration ("two years in april") and a habit told with a plural
     day ("saturday mornings") write no plan; a message with no word in it writes no card; a plan
     moved "from the 9th to the 16th" expires on the 16th."""
-    window = _window([
+    cards, text = _cards(real_embedder, [
         "i'm a sous chef at the harbour bistro, two years in april", "Nice!",
         "saturday mornings me and dev do the parkrun at the common, he always wins", "Ha!",
         "🎉🎉", "What's that for?",
         "my optician appointment got moved from the 9th to the 16th", "Noted.",
-    ])
-    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
-    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    text = " | ".join(f"{op.type}: {op.body} {op.expires}" for op in cards).lower()
+    ], expires=True)
     assert not any(op.type == "plan" and ("sous chef" in op.body.lower() or "parkrun" in op.body.lower())
                    for op in cards), text
     assert not any("🎉" in op.body for op in cards), text
@@ -124,16 +124,13 @@ def test_an_anniversary_month_a_weekly_habit_and_a_bare_emoji_are_not_plans_or_f
 def test_requests_questions_and_a_called_off_plan_write_no_card_but_real_facts_do(real_embedder: Embedder) -> None:
     """A request or a question typed without "?" is said to the assistant, and a plan said in the
     negative is no plan; the user's own job and boundary in the same window still are cards."""
-    window = _window([
+    cards, text = _cards(real_embedder, [
         "ok give me three fun facts about axolotls", "Sure! ...",
         "do you think it's weird to talk to my plants", "Not at all.",
         "the pottery taster on the 14th isn't happening, they shut the studio", "Oh no.",
         "i'm a night-shift radiographer at the county hospital", "That's a big job.",
         "please don't ever bring up my old job at the bank", "Understood.",
     ])
-    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
-    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    text = " | ".join(f"{op.type}: {op.body}" for op in cards).lower()
     assert "axolotl" not in text and "plants" not in text, text
     assert not any(op.type == "plan" and "pottery" in op.body.lower() for op in cards), text
     assert "radiographer" in text, text
@@ -142,12 +139,9 @@ def test_requests_questions_and_a_called_off_plan_write_no_card_but_real_facts_d
 def test_a_person_named_in_passing_becomes_who_they_are_to_the_user(real_embedder: Embedder) -> None:
     """"my flatmate oren reckons ..." says who Oren is even though the sentence is about
     something else; what Oren reckons is never the user's fact."""
-    window = _window([
+    cards, text = _cards(real_embedder, [
         "my flatmate oren reckons I should quit and go travelling", "What do you think?",
         "honestly no idea, work's fine for now", "Fair enough.",
     ])
-    ops = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
-    cards = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    text = " | ".join(f"{op.type}: {op.body}" for op in cards).lower()
     assert any(op.type == "relationship" and "oren" in op.body.lower() for op in cards), text
     assert not any(op.type != "relationship" and "travelling" in op.body.lower() for op in cards), text
