@@ -15,6 +15,7 @@ thread count), which costs another thread of the host at most some speed, never 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,18 +25,22 @@ _lock = threading.Lock()
 _depth = 0
 _saved: list[tuple[Any, int]] = []
 _libraries: list[Any] | None = None
+_modules = 0
 
 
 def _blas() -> list[Any]:
-    """The BLAS libraries numpy loaded, found once per process (a scan of loaded objects)."""
-    global _libraries
-    if _libraries is None:
+    """The BLAS libraries loaded in this process (a scan of loaded objects, ~4 ms), found
+    again only when modules were imported since the last scan: a later import (scipy, torch)
+    can load a BLAS of its own, which a search must limit too."""
+    global _libraries, _modules
+    if _libraries is None or len(sys.modules) != _modules:
         try:
             from threadpoolctl import ThreadpoolController
 
             _libraries = list(ThreadpoolController().select(user_api="blas").lib_controllers)
         except Exception:  # noqa: BLE001 - no threadpoolctl or an odd BLAS: keep numpy's own
             _libraries = []
+        _modules = len(sys.modules)  # after the scan's own imports
     return _libraries
 
 

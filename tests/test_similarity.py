@@ -182,6 +182,39 @@ def test_new_queries_do_not_push_a_prototype_sets_product_out() -> None:
     assert protos.tobytes() in mirror.kept
 
 
+_LATE_BLAS = """
+import json
+from threadpoolctl import threadpool_info, threadpool_limits
+from memfs.blas import one_thread
+
+def threads():
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+with one_thread():  # the first scan: numpy's BLAS only
+    pass
+import scipy.linalg  # loads a BLAS of its own
+threadpool_limits(2)
+before = threads()
+with one_thread():
+    inside = threads()
+print(json.dumps([before, inside, threads()]))
+"""
+
+
+def test_a_blas_loaded_after_the_first_search_is_limited_too() -> None:
+    """scipy brings its own OpenBLAS; loaded after the first search (a test session, a server
+    that imports it later), it was left threaded (found on a fresh CI run)."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("scipy.linalg")
+    out = subprocess.run([sys.executable, "-c", _LATE_BLAS], capture_output=True, text=True, check=True)
+    before, inside, after = json.loads(out.stdout)
+    assert len(before) >= 2 and max(before) == 2, out.stdout
+    assert inside == [1] * len(before) and after == before, out.stdout
+
+
 def test_a_search_runs_numpys_blas_on_one_thread_and_puts_it_back(
         isolated_env: Path, fake_embedder: FakeEmbedder, fresh_indexes: None,
         monkeypatch: pytest.MonkeyPatch) -> None:
