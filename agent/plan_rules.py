@@ -287,4 +287,3 @@ def plan_offline(
         True, _memory_types(text, entities, names), ("user", *entities), _time_scope(text),
         search_query(message), round(min(0.95, 1 - miss), 2), "; ".join(names),
         constraint_domains=tuple(domains))
-

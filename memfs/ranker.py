@@ -43,8 +43,6 @@ from memfs.retrieval_plan import ABOUT_ASSISTANT
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
 from memfs.timeexpr import TimeHint, parse_time
 
-_ABOUT_ASSISTANT = ABOUT_ASSISTANT  # in retrieval_plan: the planner reads it too
-
 _REQUEST = re.compile(
     r"\b(?:suggest|suggestions?|recommend|recommendations?|ideas?|tips?|advice)\b", re.I)
 """The query asks for a suggestion: what the user said about themselves (their tastes,
@@ -74,7 +72,7 @@ def rank(index: PairIndex, q: Query, weights: Weights) -> list[SearchHit]:
     rows = pool.rows
     items = [index.items[int(r)] for r in rows]
     hint = parse_time(q.text, q.now)
-    about_assistant = bool(_ABOUT_ASSISTANT.search(q.text))
+    about_assistant = bool(ABOUT_ASSISTANT.search(q.text))
     signals = _signals(index, items, rows, pool, q, weights, links, hint, about_assistant)
     scores = fuse(signals, weights)
     status = [effective_status(item, q.now, index.is_outdated(item)) for item in items]
@@ -131,7 +129,7 @@ def _candidates(index: PairIndex, q: Query, pool: int, weights: Weights, groups:
 def topic_query(text: str, weights: Weights) -> str:
     """For a request for a suggestion, the topic words its vector moves towards (else "").
     ``search`` announces them with the query, so a turn embeds both in one batch."""
-    if weights.request_topic <= 0 or not _REQUEST.search(text) or _ABOUT_ASSISTANT.search(text):
+    if weights.request_topic <= 0 or not _REQUEST.search(text) or ABOUT_ASSISTANT.search(text):
         return ""
     topic = topic_text(text)
     return topic if topic and topic.lower() != text.strip().lower() else ""

@@ -82,7 +82,7 @@ def named_in_passing(sentence: str) -> list[tuple[str, str]]:
     out = []
     for m in _APPOSITION.finditer(sentence):
         word = m.group(2)
-        if word.lower() in _NOT_NAMES or word.islower() and (word.endswith(("s", "ed", "ing"))):
+        if word.lower() in _NOT_NAMES or word.islower() and word.endswith(("s", "ed", "ing")):
             continue
         out.append((" ".join(m.group(1).lower().split()), word.capitalize()))
     return out
@@ -302,17 +302,15 @@ class LearnedExtractor(SemanticExtractor):
               hit: DateHit | None, future: bool) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
-        date of its own, a routine ("every Sunday"), a plan someone else carries out, or one
-        said in the negative ("the trip on the 30th isn't happening")."""
+        date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
         sentence = unit.sentence
         if states_nothing(sentence, kind):
             return None
         day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
         expires = None
         if kind == "plan":
-            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit) \
-                    or called_off(sentence, hit):
-                return None
+            if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
+                return None  # (a plan said in the negative never gets here: ``_typed`` drops it)
             expires = hit.end
         context = row.previous if leans_on_previous(sentence) else ""
         best = unit.scores.best()[0] if unit.scores is not None else kind

@@ -45,7 +45,7 @@ _REQUEST_VERBS = ("tell|give|help|explain|suggest|recommend|write|make|find|show
                   "picture|settle|decide|calculate|figure|fix|send|share|recap|rewrite|"
                   "keep|let|surprise|distract|cheer|hit|gimme|lemme|go|hold|wait|hang|consider|define|"
                   "brainstorm|draft|outline|proofread|correct|critique|roast|hype|motivate|pretend")
-_IMPERATIVE = re.compile(_FILLER + r"(?:" + _REQUEST_VERBS + r")\b(?!\s+(?:me\s+)?(?:sam|by)\b)(?!'s|s\b|ed\b|ing\b)",
+_IMPERATIVE = re.compile(_FILLER + r"(?:" + _REQUEST_VERBS + r")\b(?!\s+(?:me\s+)?by\b)(?!'s|s\b|ed\b|ing\b)",
                          re.IGNORECASE)
 _ADVICE = re.compile(_FILLER + r"(?:you|u)\s+(?:should|could|can|must|have to|need to|gotta|ought to|might want)\b",
                      re.IGNORECASE)
