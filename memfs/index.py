@@ -71,6 +71,12 @@ from memfs.window_files import Stamp
 
 SNAPSHOT_MIN_ROWS = 500
 """Save again once this many rows (or 5%) were added: what a new process re-reads at most."""
+BUILD_CHUNK = 8192
+"""Rows embedded and appended at a time when many arrive at once (a first search on a long
+imported history, a reindex). The float32 copies that the embedding and the salience step make
+are then of one chunk, not of every message: building a 100k-message index from history
+peaked at 953 MB against 454-606 MB for loading its snapshot (BENCHMARKS.md, issue 11)."""
+
 
 # -- keeping current -----------------------------------------------------------------------------
 
@@ -159,9 +165,11 @@ def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan
             _diff_memory_items(index, fresh, plan, add, remove)
     _new_history(index, plan, add, remove, head_moved)
     if add or remove:
-        vectors = index.vectors_for(add, progress)
-        plan.embedded = index.last_embedded
-        index.apply(add, remove, vectors)
+        for start in range(0, max(len(add), 1), BUILD_CHUNK):
+            part = add[start:start + BUILD_CHUNK]
+            vectors = index.vectors_for(part, _progress_from(progress, start, len(add)))
+            plan.embedded += index.last_embedded
+            index.apply(part, remove if start == 0 else (), vectors)
     index.head, index.cold = head, False
     if _worth_saving(index):
         save_snapshot(index)
@@ -170,6 +178,18 @@ def refresh(index: PairIndex, progress: Progress | None = None) -> ReconcilePlan
             write_state(index.folder, head, index.memory_items())
         index.state_head = head
     return plan
+
+
+def _progress_from(progress: Progress | None, start: int, total: int) -> Progress | None:
+    """``progress`` for the chunk at ``start`` of ``total`` rows: done and total in rows of
+    the whole refresh (the embedder counts the chunk's texts it had to embed)."""
+    if progress is None:
+        return None
+    size = min(BUILD_CHUNK, total - start)
+
+    def report(done: int, missing: int) -> None:
+        progress(start + (size * done // missing if missing else size), total)
+    return report
 
 
 def _worth_saving(index: PairIndex) -> bool:

@@ -364,6 +364,27 @@ def test_a_new_process_gets_the_same_hits_and_scores_from_the_snapshot(
     assert any(hit[1] == "stale" for hits in before for hit in hits)
 
 
+def test_an_index_built_in_chunks_ranks_exactly_as_one_built_at_once(
+        fpair: MemoryPair, fake_embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long history is embedded and appended a chunk at a time, and its rows folded into
+    arrays as it grows (memory), which must not change a single hit, score or status."""
+    grow(fpair)
+    for n in range(9):
+        history.append(fpair.root, "s-20261108-01", "user" if n % 2 == 0 else "assistant",
+                       f"Chunk line {n} about the parrot and Biscuit", NOW)
+    whole = everything(fpair)
+    monkeypatch.setattr("memfs.index.BUILD_CHUNK", 2)
+    monkeypatch.setattr("memfs.index_items.FOLD_ROWS", 3)
+    seen: list[tuple[int, int]] = []
+    plan = reindex(fpair.root, fake_embedder, lambda done, total: seen.append((done, total)),
+                   keep_vectors=False)
+    assert everything(fpair) == whole
+    assert seen == sorted(seen) and seen[-1][0] == seen[-1][1] == len(plan.added)
+    assert len(plan.added) == len(memfs.index.open_index(fpair.root, fake_embedder))
+    forget_open_indexes()  # the snapshot saved from the chunked build loads the same
+    assert everything(fpair) == whole
+
+
 def test_a_new_process_catches_up_from_an_old_snapshot_as_a_rebuild_would(
         fpair: MemoryPair, fake_embedder: FakeEmbedder) -> None:
     fpair.search("anything")  # the snapshot: before every change below
