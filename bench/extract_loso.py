@@ -9,6 +9,7 @@ one; the held-out windows' counts are pooled. Blind splits are never read.
     python bench/extract_loso.py --extractor shipped   # round two's: thresholds re-calibrated per fold
     python bench/extract_loso.py --extractor learned   # the learned extractor, refitted per fold
     python bench/extract_loso.py --extractor learned+rules   # ... fronted by the strict phrase rules
+    python bench/extract_loso.py --extractor verified   # learned+rules without, then with, the verifier
 
 Prints one row per held-out split, the pooled line, and the pooled line over the splits no
 rule or prototype was written from (``UNTUNED``: blind7, blind8, blind9, blind10, blind11, blind12, misleading), which is the
@@ -74,6 +75,28 @@ def loso(windows: Sequence[ev.EvalWindow], fit: Fit) -> list[ev.WindowScore]:
     return scored
 
 
+def loso_verified(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple[list[ev.WindowScore],
+                                                                                 list[ev.WindowScore]]:
+    """The shipped offline extractor (learned + strict rules) per held-out split without, then
+    with, the second-stage verifier (``verify.py``), in the same run. For each split the first
+    stage is fitted on the other splits (``fit_learned.out_of_fold``, which also records the cards
+    it proposes on the held-out split); the verifier of split S is fitted on the cards proposed
+    on the splits other than S, by first stages that never saw those splits. (Those first stages
+    saw S: S's labels shape the proposals the verifier learns from, never its own verdicts.)"""
+    from memfs.agent.dream.fit_learned import fit_verifier, out_of_fold, with_rules
+    from memfs.agent.dream.learned import LearnedExtractor
+
+    models, proposed = out_of_fold(windows, embedder)
+    before: list[ev.WindowScore] = []
+    after: list[ev.WindowScore] = []
+    for split, model in models.items():
+        held = [w for w in windows if w.split == split]
+        before += ev.score_extraction(with_rules(LearnedExtractor(embedder, model)), held).windows
+        verifier = fit_verifier(proposed, [s for s in models if s != split])
+        after += ev.score_extraction(with_rules(LearnedExtractor(embedder, model, verifier)), held).windows
+    return before, after
+
+
 def loso_shipped(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple[list[ev.WindowScore], dict[str, str]]:
     """Round two's shipped extractor with its thresholds re-calibrated per fold (the grid of
     ``calibrate.py`` is scored once per window; each fold picks its best point on the rest)."""
@@ -118,12 +141,19 @@ def main(argv: Sequence[str]) -> int:
     notes: dict[str, str] = {}
     if name == "shipped":
         scored, notes = loso_shipped(windows, embedder)
+    elif name == "verified":
+        before, scored = loso_verified(windows, embedder)
+        print("WITHOUT the verifier (learned+rules)")
+        print("\n".join(format_rows(before)))
+        print(json.dumps({"extractor": "learned+rules", "loso": pooled(before),
+                          "untuned": pooled([w for w in before if w.split in UNTUNED])}))
+        print("WITH the verifier")
     elif name in ("learned", "learned+rules"):
         from memfs.agent.dream.fit_learned import fitter
 
         scored = loso(windows, fitter(embedder, rules=name == "learned+rules"))
     else:
-        raise SystemExit("--extractor: shipped, learned or learned+rules")
+        raise SystemExit("--extractor: shipped, learned, learned+rules or verified")
     embedder.save()
     print("\n".join(format_rows(scored, notes)))
     if "-v" in argv:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,8 @@ from memfs.agent.dream.learned import (
     states_nothing,
 )
 from memfs.agent.dream.prototypes import load_prototypes
+from memfs.agent.dream.verify import DATA_PATH as VERIFY_PATH
+from memfs.agent.dream.verify import Verifier, verifier_features
 
 from memfs.embed import Embedder
 
@@ -172,33 +175,159 @@ def fitter(embedder: Embedder, rules: bool = False) -> Callable[[Sequence[ev.Eva
     ``rules``, the strict phrase rules in front of it, as ``OfflineExtractor`` combines them)."""
     def fit_and_make(windows: Sequence[ev.EvalWindow]) -> ev.Extractor:
         learned = LearnedExtractor(embedder, fit(windows, embedder))
-        if not rules:
-            return learned
-        from memfs.agent.dream.extract_offline import combine, extract_offline
-
-        def both(msgs: Sequence[Any], cards: Sequence[Any], summary: str, now: dt.datetime) -> Any:
-            ruled = extract_offline(msgs, cards, summary, now, strict=True)
-            return combine(ruled, learned(msgs, cards, summary, now), msgs, cards, summary, now)
-
-        return both
+        return with_rules(learned) if rules else learned
 
     return fit_and_make
 
 
-def main() -> int:
+def with_rules(learned: LearnedExtractor) -> ev.Extractor:
+    """``learned`` behind the strict phrase rules, as ``OfflineExtractor`` combines them."""
+    from memfs.agent.dream.extract_offline import combine, extract_offline
+
+    def both(msgs: Sequence[Any], cards: Sequence[Any], summary: str, now: dt.datetime) -> Any:
+        ruled = extract_offline(msgs, cards, summary, now, strict=True)
+        return combine(ruled, learned(msgs, cards, summary, now), msgs, cards, summary, now)
+
+    return both
+
+
+# -- the second stage (verify.py) -------------------------------------------------------------
+
+VERIFY_FLOOR = 0.3
+"""The first-stage card probability from which the verifier decides (``learned.PROPOSE_FLOOR``
+or above)."""
+VERIFY_BODY = False
+"""Whether the verifier reads the card body's embedding."""
+VERIFY_L2 = 1.0
+"""Inverse regularisation of the verifier (a few hundred cards, ~400 features)."""
+VERIFY_FALSE_WEIGHT = 3.0
+VERIFY_GRID = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))
+VERIFY_PRECISION = 0.9
+"""The out-of-fold precision of kept cards the verifier's threshold aims for (highest recall
+that reaches it; when none does, the most precise)."""
+
+
+def card_label(cand: Any, window: ev.EvalWindow) -> int:
+    """1 when the card matches a reference of its window, -1 when it is a ``forbidden`` (false)
+    card, 0 otherwise: the extraction eval's own judgement."""
+    if any(ev.is_false(cand, f) for f in window.expected.get("forbidden", [])):
+        return -1
+    return int(any(ev.card_matches(cand, ref) for ref in window.expected["cards"]))
+
+
+@dataclass
+class Proposed:
+    """The first stage's cards on one split, proposed by a first stage fitted without it: verifier
+    features, labels (``card_label``) and the first stage's card probabilities."""
+
+    x: np.ndarray
+    y: np.ndarray
+    card_p: np.ndarray
+
+
+def out_of_fold(windows: Sequence[ev.EvalWindow], embedder: Embedder,
+                splits: Sequence[str] | None = None) -> tuple[dict[str, Model], dict[str, Proposed]]:
+    """For each split (of ``splits``, default all): the first stage fitted on the other splits,
+    and the cards it proposes on this one with their verifier features and labels."""
+    models: dict[str, Model] = {}
+    proposed: dict[str, Proposed] = {}
+    for split in splits or list(dict.fromkeys(w.split for w in windows)):
+        model = fit([w for w in windows if w.split != split], embedder)
+        learned = LearnedExtractor(embedder, model, verifier=None)
+        xs, ys, ps = [], [], []
+        for w in (w for w in windows if w.split == split):
+            learned(w.messages, w.cards, w.summary, w.now)
+            if learned.proposed:
+                xs.append(verifier_features(learned.proposed, embedder, TYPES, VERIFY_BODY))
+                ys += [card_label(p.cand, w) for p in learned.proposed]
+                ps += [p.card_p for p in learned.proposed]
+        models[split] = model
+        proposed[split] = Proposed(np.vstack(xs) if xs else np.zeros((0, 0)), np.array(ys, dtype=int),
+                                   np.array(ps))
+    return models, proposed
+
+
+def _pool(proposed: dict[str, Proposed], splits: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cards of ``splits`` the verifier sees (first-stage probability from ``VERIFY_FLOOR``)."""
+    parts = [(s, p, p.card_p >= VERIFY_FLOOR) for s in splits if len((p := proposed[s]).y)]
+    return (np.vstack([p.x[m] for _, p, m in parts]), np.concatenate([p.y[m] for _, p, m in parts]),
+            np.array([s for s, _, m in parts for _ in range(int(m.sum()))]))
+
+
+def _verifier_logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+
+    weight = np.where(y < 0, VERIFY_FALSE_WEIGHT, 1.0)
+    m = LogisticRegression(C=VERIFY_L2, max_iter=3000, class_weight="balanced").fit(x, (y > 0).astype(int),
+                                                                                    sample_weight=weight)
+    return m.coef_[0].astype(np.float32), float(m.intercept_[0])
+
+
+def fit_verifier(proposed: dict[str, Proposed], splits: Sequence[str] | None = None) -> Verifier:
+    """The verifier fitted on the proposed cards of ``splits`` (default all); its threshold the
+    highest-recall one whose out-of-fold precision reaches ``VERIFY_PRECISION`` (the splits dealt
+    round-robin into ``INNER_FOLDS`` folds)."""
+    x, y, groups = _pool(proposed, list(splits or proposed))
+    names = list(dict.fromkeys(groups.tolist()))
+    fold = np.array([names.index(g) % INNER_FOLDS for g in groups])
+    p = np.zeros(len(y))
+    for k in range(INNER_FOLDS):
+        inside = fold != k
+        w, b = _verifier_logistic(x[inside], y[inside])
+        p[~inside] = 1.0 / (1.0 + np.exp(-(x[~inside] @ w + b)))
+    pos = y > 0
+
+    def goal(t: float) -> tuple[bool, float]:
+        kept = p >= t
+        tp = float((kept & pos).sum())
+        precision, recall = tp / max(float(kept.sum()), 1.0), tp / max(float(pos.sum()), 1.0)
+        return (precision >= VERIFY_PRECISION, recall if precision >= VERIFY_PRECISION else precision)
+
+    threshold = max(VERIFY_GRID, key=goal)
+    w, b = _verifier_logistic(x, y)
+    return Verifier(w, b, threshold, VERIFY_FLOOR, VERIFY_BODY)
+
+
+class _Memo:
+    """The embedder with every vector kept: the fit embeds each dev window once per fold."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.memo: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            self.memo.update(zip(missing, np.asarray(self.inner.embed(missing), dtype=np.float32), strict=True))
+        return (np.stack([self.memo[t] for t in texts]) if texts else np.zeros((0, self.dim))).astype(np.float32)
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    """Refit ``data/learned.npz``; with ``--verifier``, also fit and write ``data/verifier.npz``
+    (which switches the verifier on: off by default, see BENCHMARKS.md, issue 13's seventh round)."""
     from memfs.agent.dream.devset import dev_windows
 
     from memfs.embed import SentenceTransformerEmbedder
 
     windows = dev_windows()
-    embedder = SentenceTransformerEmbedder()
+    embedder = _Memo(SentenceTransformerEmbedder())
     model = fit(windows, embedder)
     model.save()
     counts = np.bincount(training_set(windows, embedder)[1], minlength=len(CLASSES))
     print(f"fitted on {len(windows)} dev windows ({len({w.split for w in windows})} splits); "
           f"threshold {model.threshold}; sentences per class {dict(zip(CLASSES, counts.tolist(), strict=True))}")
+    if "--verifier" not in argv:
+        return 0
+    _, proposed = out_of_fold(windows, embedder)
+    verifier = fit_verifier(proposed)
+    verifier.save(VERIFY_PATH)
+    y = np.concatenate([p.y[p.card_p >= VERIFY_FLOOR] for p in proposed.values() if len(p.y)])
+    print(f"verifier: {len(y)} out-of-fold cards from probability {VERIFY_FLOOR} (kept {int((y > 0).sum())}, "
+          f"dropped {int((y == 0).sum())}, false {int((y < 0).sum())}); threshold {verifier.threshold}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

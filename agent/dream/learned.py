@@ -47,12 +47,16 @@ from memfs.agent.dream.prototypes import Prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import names_in
 from memfs.agent.dream.speech import addressed, asks, bids
+from memfs.agent.dream.verify import Proposal, Verifier, shipped_verifier
 
 from memfs.cards import Card
 from memfs.embed import DEFAULT_MODEL, Embedder
 
 DATA_PATH = Path(__file__).parent / "data" / "learned.npz"
 TYPES = ("fact", "relationship", "preference", "boundary", "plan", "event")
+PROPOSE_FLOOR = 0.3
+"""The card probability from which a sentence's card is proposed to the verifier (and recorded
+for its fit); without a verifier the first stage's own ``threshold`` decides."""
 SALIENCE = {"fact": 0.65, "relationship": 0.65, "preference": 0.5, "boundary": 0.85, "plan": 0.65, "event": 0.5}
 
 _CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|could|when we ever|one day|"
@@ -223,9 +227,15 @@ class LearnedExtractor(SemanticExtractor):
     """``extractor(window, cards, summary, now) -> Extraction``: the classifier decides which
     sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
 
-    def __init__(self, embedder: Embedder, model: Model | None = None) -> None:
+    def __init__(self, embedder: Embedder, model: Model | None = None, verifier: Verifier | None = None) -> None:
+        """Without ``model``, the shipped first stage and the shipped verifier (``verify.py``,
+        when ``data/verifier.npz`` exists); with one, only the ``verifier`` given, if any."""
         super().__init__(embedder)
+        self.verifier = verifier if model is not None else verifier or shipped_verifier()
         self.model = model or shipped_model()
+        self.proposed: list[Proposal] = []
+        """The last window's proposals from ``min(PROPOSE_FLOOR, threshold)`` up, before the
+        verifier (what ``fit_learned.out_of_fold`` labels)."""
 
     def propose(self, window: Sequence[MessageLike], units: list[Unit], unit_vecs: np.ndarray,
                 protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray) -> tuple[list[Cand], list[CloseOp]]:
@@ -250,10 +260,22 @@ class LearnedExtractor(SemanticExtractor):
             return [], closes
         x = features(rows, self.embedder, protos)
         card, types = self.model.card(x), self.model.types(x)
-        cands = [c for unit, row, p, t in zip(sentence_units, rows, card, types, strict=True)
-                 if p >= self.model.threshold and unit.sentence not in cancelled
-                 and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
-        return cands + self._people(sentence_units, cands, protos), closes
+        grammar = slice(len(protos.classes), len(protos.classes) + N_FLAGS)
+        floor = min(PROPOSE_FLOOR, self.model.threshold)
+        proposed = [Proposal(c, float(p), self.model.threshold, t, xr[grammar])
+                    for unit, row, p, t, xr in zip(sentence_units, rows, card, types, x, strict=True)
+                    if p >= floor and unit.sentence not in cancelled
+                    and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
+        bar = self.verifier.floor if self.verifier is not None else self.model.threshold
+        chosen = [p for p in proposed if p.card_p >= bar]
+        people = [Proposal(c, 1.0, self.model.threshold, np.eye(len(TYPES))[TYPES.index("relationship")],
+                           np.zeros(N_FLAGS, dtype=np.float32), people=True)
+                  for c in self._people(sentence_units, [p.cand for p in chosen], protos)]
+        self.proposed = proposed + people
+        chosen += people
+        if self.verifier is not None:
+            chosen = self.verifier.keep(chosen, self.embedder, TYPES)
+        return [p.cand for p in chosen], closes
 
     def _people(self, units: Sequence[Unit], cands: Sequence[Cand], protos: Prototypes) -> list[Cand]:
         """A relationship card for each of the user's people named in passing ("my cousin aroha
