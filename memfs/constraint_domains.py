@@ -156,3 +156,22 @@ NEWS: tuple[str, ...] = (
     "A colleague is really annoying me at work.",
 )
 """Personal news that is not a limit: what salient small talk sounds like."""
+
+CIRCUMSTANCES: tuple[str, ...] = (
+    "I have a serious allergy and have to be careful.",
+    "My child has a medical condition we have to plan around.",
+    "Since the operation the doctor says I must be careful for months.",
+    "The specialist told me to avoid it completely.",
+    "I'm on medication that rules some things out.",
+    "My parent can't get around like they used to.",
+    "Religious rules decide a lot of what we do.",
+    "Money is really tight for us at the moment.",
+    "My partner has a health problem that limits what we can do.",
+    "It triggers a bad reaction every time.",
+    "I've been in recovery for a while and stay away from it.",
+    "My health means I have to be careful now.",
+)
+"""A standing circumstance that binds the user, whatever the domain: theirs, or of someone
+they look after, live with or buy for. With ``LIMITS`` and every domain's
+``DOMAIN_LIMITS`` these are what the write-time limit score (``memfs.salience.
+message_limit``) measures a row against."""

@@ -30,7 +30,7 @@ from memfs.links import TurnLinks
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, tokenize
 from memfs.ranking import grow as _grow
-from memfs.salience import message_salience
+from memfs.salience import message_limit, message_salience
 from memfs.similarity import RowMirror, best_similarities, similarities
 from memfs.window_files import Stamp
 
@@ -66,6 +66,10 @@ class PairIndex:
         self.salience = np.zeros(0, dtype=np.float32)
         """Per row, fixed when the row is written: a card's own salience, a message's from
         ``memfs.salience`` (its text, role and vector), 0.5 for the summary."""
+        self.limit = np.zeros(0, dtype=np.float32)
+        """Per row, fixed when the row is written: how much it sounds like a standing limit
+        of the user's, in any domain (``memfs.salience.message_limit``; ``NOT_LIMIT`` for
+        the assistant's messages and the summary). The constraint search's candidates."""
         self.dupkeys = np.zeros(0, dtype=np.int64)
         """Per row: the message's duplicate key (``memfs.dedupe``), 0 for other rows."""
         self.times = np.zeros(0, dtype=np.float64)
@@ -161,7 +165,8 @@ class PairIndex:
         self._piece_vectors = {}
 
     def _derive(self, add: Sequence[Item], vectors: np.ndarray[Any, Any]) -> None:
-        """The per-row arrays fixed at write time: salience, duplicate key, time, pieces."""
+        """The per-row arrays fixed at write time: salience, limit, duplicate key, time,
+        pieces."""
         self._add_pieces(len(self.items) - len(add), add)
         salience = np.array([i.salience for i in add], dtype=np.float32)
         messages = [n for n, i in enumerate(add) if i.kind == "message"]
@@ -171,8 +176,12 @@ class PairIndex:
             salience[messages] = message_salience(
                 [add[n].text for n in messages], [add[n].role for n in messages],
                 np.asarray(vectors)[messages], self.cached_embedder())
+        speakers = [i.role if i.kind == "message" else "card" if i.kind == "card" else None
+                    for i in add]
+        limit = message_limit(speakers, vectors, salience, self.cached_embedder())
         keys = [dup_key(i.role, i.text) if i.kind == "message" else 0 for i in add]
         self.salience = _grow(self.salience, salience)
+        self.limit = _grow(self.limit, limit)
         self.dupkeys = _grow(self.dupkeys, np.array(keys, dtype=np.int64))
         self.times = _grow(self.times, np.array([i.time for i in add], dtype=np.float64))
         self.groups.append(self.dupkeys, keys, [i.time for i in add])
@@ -195,6 +204,7 @@ class PairIndex:
         self.status, self.bm25 = np.zeros(0, dtype=np.int8), BM25()
         self.kinds, self.expires = np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float64)
         self.salience, self.dupkeys = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+        self.limit = np.zeros(0, dtype=np.float32)
         self.times = np.zeros(0, dtype=np.float64)
         self.groups, self.links = DupGroups(), TurnLinks()
         self.pieces = Pieces.empty(self.embedder.dim)

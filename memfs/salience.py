@@ -12,6 +12,11 @@ of small talk and filler (``CHATTER``); the margin between the two goes through 
 curve together with cheap structural cues (who said it, first person, length, a bare
 question). Calibrated on ``agent/evals/data/salience_dev.jsonl``; the result is a
 number in [0, 1] stored per row, like a card's own ``salience``.
+
+``message_limit`` is the second write-time score: how much a row sounds like a standing
+limit or circumstance (a health condition, a doctor's order, a belief, a fear, money, a
+dependent), in any domain. A suggestion's constraint search (``memfs.constraints``) starts
+from the few rows it ranks highest, whatever the request's words (issue 12, sixth round).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from memfs.constraint_domains import CIRCUMSTANCES, DOMAIN_LIMITS, LIMITS, NEWS
 from memfs.embed import Embedder
 
 PERSONAL: dict[str, tuple[str, ...]] = {
@@ -124,3 +130,47 @@ def _cues(text: str, role: str | None) -> float:
 
 def logistic(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
+
+
+LIMIT_SALIENCE = 0.5
+"""Weight of salience in ``message_limit`` (a personal statement is likelier a limit)."""
+NOT_LIMIT = -1.0
+"""``message_limit`` of a row that cannot state the user's constraint: the assistant's
+messages and the summary."""
+
+_LIMIT_PROTOTYPES: dict[str, tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]] = {}
+
+
+def limit_prototypes(embedder: Embedder) -> tuple[npt.NDArray[np.float32],
+                                                  npt.NDArray[np.float32]]:
+    """(limit, not-limit) prototype vectors for ``embedder``: every limit of the domain
+    model (``memfs.constraint_domains``: ``LIMITS``, each domain's ``DOMAIN_LIMITS``,
+    ``CIRCUMSTANCES``) against personal news and chatter (``NEWS``, ``CHATTER``)."""
+    cached = _LIMIT_PROTOTYPES.get(embedder.name)
+    if cached is None or cached[0].shape[1] != embedder.dim:
+        limits = [*LIMITS, *(s for group in DOMAIN_LIMITS.values() for s in group),
+                  *CIRCUMSTANCES]
+        vectors = np.asarray(embedder.embed([*limits, *NEWS, *CHATTER]), dtype=np.float32)
+        cached = _LIMIT_PROTOTYPES[embedder.name] = (vectors[:len(limits)],
+                                                      vectors[len(limits):])
+    return cached
+
+
+def message_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],
+                  salience: npt.NDArray[np.float32], embedder: Embedder) -> npt.NDArray[np.float32]:
+    """How much each row sounds like a standing limit or circumstance that binds the user
+    (theirs, or of someone they look after or buy for), whatever its domain: best cosine
+    to a limit minus best cosine to news or chatter, plus ``LIMIT_SALIENCE`` x salience.
+    Only the user's messages (``speakers`` "user") and cards ("card") are scored; every
+    other row gets ``NOT_LIMIT``. Fixed at write time, like salience, so a
+    suggestion's constraint search starts from the few rows that state a limit rather than
+    from the rows near the request's words (``memfs.constraints``)."""
+    out = np.full(len(speakers), NOT_LIMIT, dtype=np.float32)
+    rows = [n for n, who in enumerate(speakers) if who in ("user", "card")]
+    if not rows:
+        return out
+    limits, other = limit_prototypes(embedder)
+    vecs = np.asarray(vectors, dtype=np.float32)[rows]
+    margin = (vecs @ limits.T).max(axis=1) - (vecs @ other.T).max(axis=1)
+    out[rows] = margin + LIMIT_SALIENCE * np.asarray(salience, dtype=np.float32)[rows]
+    return out

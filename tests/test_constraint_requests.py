@@ -38,9 +38,12 @@ IMPLIED = [
     ("place", "I get horribly seasick, even on a calm ferry.",
      "thinking about a few days away in may, where should we head?"),
 ]
-IMPLIED_PASSES = 6
-"""Measured 6 of 7 (main before the round: 5; "what now?" after a statement of the kids'
-restlessness gets no domain on either). BENCHMARKS.md, fifth round."""
+IMPLIED_PASSES = 5
+"""Measured 6 of 7 in the fifth round (main before it: 5; "what now?" after a statement of
+the kids' restlessness gets no domain on either). 5 of 7 since the sixth round's constraint
+search (candidates by the write-time limit score): the asthma line is fourth for "what could
+we get up to?" behind a wheelchair user's paths (a place and activity limit too) and small
+talk about sore legs. BENCHMARKS.md, sixth round."""
 
 
 def _classify(embedder: Embedder) -> Callable[[str, str], tuple[str, ...]]:

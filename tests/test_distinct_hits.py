@@ -208,20 +208,23 @@ def test_a_question_hit_brings_the_turn_that_answered_it(fpair: MemoryPair) -> N
                              "text": "How about Pretzel? It suits a curly tail."}
 
 
-def test_a_fresh_process_loads_salience_keys_and_pieces_from_the_snapshot(
+def test_a_fresh_process_loads_salience_limits_keys_and_pieces_from_the_snapshot(
         fpair: MemoryPair, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("memfs.index.SNAPSHOT_MIN_ROWS", 1)
     long = " ".join(f"Sentence {n} is about the garden shed and the roof." for n in range(8))
     say(fpair, ("user", "hi"), ("user", "hi"), ("user", long))
     index = open_index(fpair.root, fpair.store.embedder)
     refresh(index)
-    before = (index.salience.copy(), index.dupkeys.copy(), index.pieces.parent.copy())
+    before = (index.salience.copy(), index.dupkeys.copy(), index.pieces.parent.copy(),
+              index.limit.copy())
     assert len(before[2]) >= 2 and before[1][0] == before[1][1]
+    assert len(before[3]) == len(before[0])
     forget_open_indexes()
     again = open_index(fpair.root, fpair.store.embedder)
     refresh(again)
     assert np.array_equal(again.salience, before[0]) and np.array_equal(again.dupkeys, before[1])
     assert np.array_equal(again.pieces.parent, before[2])
+    assert np.array_equal(again.limit, before[3])
     assert [h.count for h in fpair.search("hi", k=1, now=NOW)] == [2]
 
 
