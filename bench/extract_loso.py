@@ -97,7 +97,7 @@ def loso_verified(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple
     return before, after
 
 
-PLAN_OFF_GRID = (0.04, 0.06, 0.08, 0.1)
+PLAN_OFF_GRID = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1)
 
 
 def _f_half(scored: Sequence[ev.WindowScore]) -> tuple[float, int]:

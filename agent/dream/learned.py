@@ -61,8 +61,9 @@ for its fit); without a verifier the first stage's own ``threshold`` decides."""
 PLAN_OFF_MARGIN: float | None = 0.04
 """A plan card is not written when its sentence's ``polarity.off_score`` is above this (the
 sentence reads more as a plan called off, skipped, missed or wished for than as one that is on);
-``None``: no such gate. 0.04 is the margin every fold of the LOSO bench chose on the other splits
-(``bench/extract_loso.py --extractor polarity``; BENCHMARKS.md, issue 13's eighth round)."""
+``None``: no such gate. 0.04: the widest margin that removes the false plans of the LOSO bench
+without losing a reference card (``bench/extract_loso.py --extractor polarity``, where folds
+choosing on the other splits pick 0.0 and lose three; BENCHMARKS.md, issue 13's eighth round)."""
 SALIENCE = {"fact": 0.65, "relationship": 0.65, "preference": 0.5, "boundary": 0.85, "plan": 0.65, "event": 0.5}
 
 _CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|could|when we ever|one day|"

@@ -9,8 +9,8 @@ in general terms (no data set's sentence, copied or paraphrased): ``ON`` (a plan
 will carry out) and ``OFF`` (a plan that will not happen, or not with the user in it).
 ``off_score`` is the mean of the two best similarities to ``OFF`` minus the same for ``ON``;
 the learned extractor writes no plan card from a sentence whose score is above
-``learned.PLAN_OFF_MARGIN`` (calibrated on the dev splits, see BENCHMARKS.md, issue 13's
-eighth round).
+``learned.PLAN_OFF_MARGIN`` (chosen on the dev splits' leave-one-split-out numbers, see
+BENCHMARKS.md, issue 13's eighth round).
 """
 
 from __future__ import annotations
@@ -70,4 +70,4 @@ def off_score(vectors: np.ndarray, embedder: Embedder) -> np.ndarray:
     plan that is off than as one that is on (positive: off)."""
     on, off = _vectors(embedder)
     v = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-    return _top2(v @ off.T) - _top2(v @ on.T)
+    return np.asarray(_top2(v @ off.T) - _top2(v @ on.T), dtype=np.float32)
