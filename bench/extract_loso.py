@@ -97,6 +97,45 @@ def loso_verified(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple
     return before, after
 
 
+PLAN_OFF_GRID = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1)
+
+
+def _f_half(scored: Sequence[ev.WindowScore]) -> tuple[float, int]:
+    n = pooled(scored)
+    p, r = float(n["precision"]), float(n["recall"])  # type: ignore[arg-type]
+    return (1.25 * p * r / (0.25 * p + r) if p + r else 0.0), -int(n["false_cards"])  # type: ignore[call-overload]
+
+
+def loso_polarity(windows: Sequence[ev.EvalWindow], embedder: Embedder,
+                  grid: Sequence[float] = PLAN_OFF_GRID) -> tuple[list[ev.WindowScore], dict[float, list[ev.WindowScore]],
+                                                                  list[ev.WindowScore], dict[str, str]]:
+    """learned+rules per held-out split without the plan-polarity gate (``polarity.py``), with
+    each margin of ``grid``, and with the margin chosen for that split on the *other* splits
+    (best pooled F0.5, then fewest false cards): the first stage fitted once per fold, so all
+    of them are scored by the same models in the same run."""
+    from memfs.agent.dream.fit_learned import fit, with_rules
+    from memfs.agent.dream.learned import LearnedExtractor
+
+    wins = windows
+    splits = list(dict.fromkeys(w.split for w in wins))
+    without: list[ev.WindowScore] = []
+    by_margin: dict[float, list[ev.WindowScore]] = {m: [] for m in grid}
+    for split in splits:
+        model = fit([w for w in wins if w.split != split], embedder)
+        held = [w for w in wins if w.split == split]
+        without += ev.score_extraction(with_rules(LearnedExtractor(embedder, model, plan_off=None)), held).windows
+        for m in grid:
+            by_margin[m] += ev.score_extraction(with_rules(LearnedExtractor(embedder, model, plan_off=m)),
+                                                held).windows
+    chosen: list[ev.WindowScore] = []
+    notes: dict[str, str] = {}
+    for split in splits:
+        best = max(grid, key=lambda m: _f_half([w for w in by_margin[m] if w.split != split]))
+        notes[split] = f"margin {best}"
+        chosen += [w for w in by_margin[best] if w.split == split]
+    return without, by_margin, chosen, notes
+
+
 def loso_shipped(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple[list[ev.WindowScore], dict[str, str]]:
     """Round two's shipped extractor with its thresholds re-calibrated per fold (the grid of
     ``calibrate.py`` is scored once per window; each fold picks its best point on the rest)."""
@@ -148,12 +187,27 @@ def main(argv: Sequence[str]) -> int:
         print(json.dumps({"extractor": "learned+rules", "loso": pooled(before),
                           "untuned": pooled([w for w in before if w.split in UNTUNED])}))
         print("WITH the verifier")
+    elif name == "polarity":
+        without, by_margin, scored, notes = loso_polarity(windows, embedder)
+        print("WITHOUT the plan-polarity gate (learned+rules)")
+        print("\n".join(format_rows(without)))
+        print(json.dumps({"extractor": "learned+rules", "loso": pooled(without),
+                          "untuned": pooled([w for w in without if w.split in UNTUNED])}))
+        for m, part in by_margin.items():
+            a, u = pooled(part), pooled([w for w in part if w.split in UNTUNED])
+            print(f"margin {m:5.2f}: pooled P {a['precision']:.3f} R {a['recall']:.3f} false {a['false_cards']}"
+                  f"  untuned P {u['precision']:.3f} R {u['recall']:.3f} false {u['false_cards']}")
+        if "-v" in argv:
+            for w in without:
+                for line in w.false_cards:
+                    print(f"  {w.id} FALSE-before {line}")
+        print("WITH the gate, margin chosen on the other splits")
     elif name in ("learned", "learned+rules"):
         from memfs.agent.dream.fit_learned import fitter
 
         scored = loso(windows, fitter(embedder, rules=name == "learned+rules"))
     else:
-        raise SystemExit("--extractor: shipped, learned, learned+rules or verified")
+        raise SystemExit("--extractor: shipped, learned, learned+rules, verified or polarity")
     embedder.save()
     print("\n".join(format_rows(scored, notes)))
     if "-v" in argv:

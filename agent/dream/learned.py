@@ -43,6 +43,7 @@ from memfs.agent.dream.cardtext import (
 from memfs.agent.dream.dates import ROUTINE, DateHit, find_date, looks_past
 from memfs.agent.dream.extract_semantic import Cand, SemanticExtractor, Unit, closing
 from memfs.agent.dream.ops import CloseOp, MessageLike
+from memfs.agent.dream.polarity import off_score
 from memfs.agent.dream.prototypes import Prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import names_in
@@ -57,6 +58,12 @@ TYPES = ("fact", "relationship", "preference", "boundary", "plan", "event")
 PROPOSE_FLOOR = 0.3
 """The card probability from which a sentence's card is proposed to the verifier (and recorded
 for its fit); without a verifier the first stage's own ``threshold`` decides."""
+PLAN_OFF_MARGIN: float | None = 0.04
+"""A plan card is not written when its sentence's ``polarity.off_score`` is above this (the
+sentence reads more as a plan called off, skipped, missed or wished for than as one that is on);
+``None``: no such gate. 0.04: the widest margin that removes the false plans of the LOSO bench
+without losing a reference card (``bench/extract_loso.py --extractor polarity``, where folds
+choosing on the other splits pick 0.0 and lose three; BENCHMARKS.md, issue 13's eighth round)."""
 SALIENCE = {"fact": 0.65, "relationship": 0.65, "preference": 0.5, "boundary": 0.85, "plan": 0.65, "event": 0.5}
 
 _CONDITIONAL = re.compile(r"\b(?:if|imagine|imagining|suppose|would|wouldn't|could|when we ever|one day|"
@@ -227,10 +234,13 @@ class LearnedExtractor(SemanticExtractor):
     """``extractor(window, cards, summary, now) -> Extraction``: the classifier decides which
     sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
 
-    def __init__(self, embedder: Embedder, model: Model | None = None, verifier: Verifier | None = None) -> None:
+    def __init__(self, embedder: Embedder, model: Model | None = None, verifier: Verifier | None = None,
+                 plan_off: float | None | str = "shipped") -> None:
         """Without ``model``, the shipped first stage and the shipped verifier (``verify.py``,
-        when ``data/verifier.npz`` exists); with one, only the ``verifier`` given, if any."""
+        when ``data/verifier.npz`` exists); with one, only the ``verifier`` given, if any.
+        ``plan_off``: the polarity margin of plan cards (default ``PLAN_OFF_MARGIN``)."""
         super().__init__(embedder)
+        self.plan_off = PLAN_OFF_MARGIN if plan_off == "shipped" else plan_off
         self.verifier = verifier if model is not None else verifier or shipped_verifier()
         self.model = model or shipped_model()
         self.proposed: list[Proposal] = []
@@ -333,6 +343,8 @@ class LearnedExtractor(SemanticExtractor):
         if kind == "plan":
             if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
                 return None  # (a plan said in the negative never gets here: ``_typed`` drops it)
+            if self.plan_off is not None and float(off_score(vec, self.embedder)[0]) > float(self.plan_off):
+                return None  # reads as a plan that is off (called off, skipped, missed, wished for)
             expires = hit.end
         context = row.previous if leans_on_previous(sentence) else ""
         best = unit.scores.best()[0] if unit.scores is not None else kind
