@@ -168,6 +168,8 @@ def test_every_probe_set_can_be_chosen_from_the_cli_and_the_blind_sets_are_well_
         assert all(sum(p.domain == d for p in probes) >= 5 for d in ("food", "drink", "activity", "gift", "place"))
 
 
-REPORTED_RATE_200 = 0.80
-"""The first blind probe set (spent: tuned on since) at 200 messages of small talk: 20/25
-in the context after issue 12's third round (18/25 at its first measurement; BENCHMARKS.md)."""
+REPORTED_RATE_200 = 0.76
+"""The first blind probe set (spent: tuned on since) at 200 messages of small talk: 19/25
+in the context since issue 12's sixth round (20/25 after the third, 18/25 at its first
+measurement; the sixth round's limit-score candidates lost one here and gained 3 on blind2,
+3 on blind4 and 2 on blind5 at 200; BENCHMARKS.md)."""
