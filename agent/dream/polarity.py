@@ -45,8 +45,8 @@ OFF = (
     "I can't make it to the dinner tomorrow",
     "the party is happening without me",
     "so much for the weekend plans, they fell through",
-    "the game on Thursday is the thing I'll be missing",
-    "the weekend away is off, we're staying home instead",
+    "I'll be missing the match this week",
+    "our weekend away is cancelled",
     "I won't be there on Friday",
 )
 
