@@ -14,9 +14,11 @@ from collections.abc import Callable, Collection, Sequence
 from memfs.agent.plan_words import (
     ABOUT_STATE,
     ADVICE,
+    CHOICE,
     CONSTRAINT,
     DOMAINS,
     FILLER,
+    FINITE,
     FIRST_PERSON,
     FIRST_PERSON_ANY,
     HOW_TO,
@@ -24,6 +26,7 @@ from memfs.agent.plan_words import (
     MEMORY_CUE,
     META,
     NOT_NAMES,
+    OPTION_CLAUSE,
     PAST_REF,
     PREF_DOMAIN,
     QUESTION_START,
@@ -100,8 +103,11 @@ def _is_question(text: str) -> bool:
 Classify = Callable[[str, str], Sequence[str]]
 """Which suggestion domains a request touches, by meaning (``memfs.constraints``), given
 how it is worded (``memfs.constraints.WORDINGS``): "explicit" (a suggestion word: at least
-its nearest domains count), "advice" ("which … should I …"), or "implicit" (a question or
-a request with neither: a domain counts only when the request is very close to it)."""
+its nearest domains count), "choice" (asks the assistant to choose or approve: ``CHOICE``
+or an option offered for approval, "…, a pot of tea?"; the nearest domains count when the
+request is about something of a domain at all), "advice" ("which … should I …"), or
+"implicit" (a question or a request with neither: a domain counts only when the request is
+very close to it)."""
 IMPERATIVE = re.compile(r"^\s*(?:please\s+)?(?:give|tell|find|show|get|pick|help)\s+(?:me|us)\b",
                         re.IGNORECASE)
 """A request in the imperative ("give me a recipe for …")."""
@@ -112,10 +118,20 @@ asks for no suggestion: it is not classified, which would cost a model run of it
 every such turn that does not retrieve (~10 ms; issue 11)."""
 
 
+def _offers_option(text: str) -> bool:
+    """Whether ``text`` ends by offering an option for approval: a short last clause with a
+    question mark and no subject, auxiliary or question word ("…, scones maybe?")."""
+    m = OPTION_CLAUSE.search(text.strip())
+    return bool(m and len(m.group(1).split()) <= 8 and not FINITE.search(m.group(1)))
+
+
 def _wording(text: str) -> str:
-    """How ``text`` asks (``Classify``), or "" when it asks for no suggestion at all."""
+    """How ``text`` asks (``Classify``), or "" when it asks for no suggestion at all. A
+    question about the past ("which did I pick?") asks for no choice."""
     if SUGGEST.search(text):
         return "explicit"
+    if (CHOICE.search(text) or _offers_option(text)) and not PAST.search(text):
+        return "choice"
     if ADVICE.search(text):
         return "advice"
     if IMPERATIVE.search(text) or (_is_question(text) and not PAST.search(text)):

@@ -38,6 +38,42 @@ ADVICE = re.compile(
 """Asking for advice in general form ("which X should I …", "could you put together …");
 a suggestion only when the request also touches a domain (by meaning: see
 ``memfs.constraints.classify_request``; by words when no model is loaded)."""
+CHOICE = re.compile(
+    # either-or: "A or B?", "torn between A and B", "A versus B"
+    r"\b[\w'-]+\s+or\s+(?!so\b|something\b|anything\b|two\b|whatever\b)[\w'-]+[^.!?]*\?"
+    r"|\btorn between\b|\b(?:vs\.?|versus)\b"
+    # an option put up for approval: "book it?", "worth it?", "good idea?", "… maybe?"
+    r"|\b(?:book|buy|get|order|try|do|go for|grab)\s+(?:it|them|that|one)\s*\?"
+    r"|\bworth\s+(?:it|\w+ing)\b[^.!]*\?"
+    r"|\b(?:good|bad|safe|smart)\s+(?:idea|shout|call|choice|pick|bet|move|plan)\b[^.!]*\?"
+    r"|\b(?:maybe|perhaps)\s*\?|\byay or nay\b"
+    r"|^\W*(?:should|shall)\s+(?:i|we)\b[^.!]*\?"
+    # deliberating aloud: "thinking of …", "leaning towards …", "stumped", "stuck on …"
+    r"|\b(?:thinking|leaning)\s+(?:of|about|towards?|a|an|some)\b|\bstumped\b"
+    r"|\bstuck (?:on|for)\b|\bdrawing a blank\b"
+    # asking for the best one, or for the assistant to pick
+    r"|\b(?:what'?s|whats|what is|which is)\s+(?:a\s+|the\s+)?(?:good|best|nicest|top)\b"
+    r"(?!\s+(?:way|time|age|number|amount)\b)"
+    r"|\bbest\s+[\w'-]+(?:\s+[\w'-]+)?\s+(?:for|to)\b|\bwhich one\b"
+    r"|\b(?:pick|choose|decide on|sort out)\s+(?:me|my|us|our|a|an|the|something|somewhere)\b"
+    r"|\bhelp (?:me|us) (?:pick|choose|decide)\b"
+    # a thing asked for politely, without a verb: "… please"
+    r"|[\w'-]+\s+please\s*[.!]?\s*$|\bplease\s*[,:]?\s*\w",
+    re.IGNORECASE)
+"""The speech act of asking the assistant to choose between options or to approve one,
+whatever the domain: an either-or question, an option put up for approval, deliberating
+aloud, asking for the best one or for a pick, a thing asked for with "please". Grammar of
+the act, no domain words (issue 12, seventh round): which domain the option belongs to is
+decided by meaning (``memfs.constraints.classify_request``, wording "choice")."""
+OPTION_CLAUSE = re.compile(r"(?:^|[,:;–-])\s*([^,:;–?-]+)\?\s*$")
+"""The last clause of a question: "…, a pot of tea?" offers ``a pot of tea``."""
+FINITE = re.compile(
+    r"\b(?:i|you|u|we|they|he|she|it|there|is|are|was|were|am|do|does|did|can|could|should|"
+    r"would|will|shall|may|might|must|have|has|had|what|whats|what's|how|why|when|who|where|"
+    r"which|any|ok|okay|right|really|yeah|yes|no|true|eh|huh|innit|sure)\b"
+    r"|n't\b|'(?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
+"""A subject, an auxiliary, a question word or a tag ("…, right?"): a clause that has one
+is a question of its own, not an option offered for approval."""
 REGEX_DOMAINS = {"food": ("food",), "gifts": ("gift",), "outings": ("activity", "place")}
 """The suggestion domains of ``DOMAINS`` word lists, when no embedder can classify."""
 PREF_DOMAIN = rx(

@@ -46,6 +46,23 @@ CASUAL: dict[str, tuple[str, ...]] = {
 """The same requests as people type them: a suggestion only implied ("thoughts?", "I'm
 stuck on…", "what's good…"), in general terms for each domain."""
 
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "food": ("A dish to eat.", "A meal, a recipe or something to cook.", "A snack or a dessert.",
+             "Something on the menu to eat."),
+    "drink": ("A drink.", "A glass of something to drink.", "A hot drink or a cold one.",
+              "A beer, a glass of wine or a cocktail.", "A round of drinks at the bar.",
+              "A coffee, a tea or a hot chocolate."),
+    "activity": ("A hobby or a sport to take up.", "A class or a club to join.",
+                 "An outing, a tour or an experience.", "A ride, a game or something fun to do."),
+    "gift": ("A present for someone.", "A birthday present.", "Something to give them.",
+             "A gift for their home."),
+    "place": ("A place to visit.", "A holiday destination, a city or a country.",
+              "A hotel or somewhere to stay.", "A restaurant or a venue to go to.",
+              "A day out somewhere.", "Somewhere to go for a treat or a break."),
+}
+"""What the thing asked about *is* in each domain, as a noun phrase: for a request to choose
+or approve ("…, a pot of tea?"), whose words are the option, not a request's."""
+
 NOT_REQUESTS: tuple[str, ...] = (
     "We had a lovely dinner out last night.", "I cooked a big meal for everyone yesterday.",
     "What did we eat at that restaurant?", "What was the drink you recommended?",

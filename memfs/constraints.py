@@ -37,6 +37,7 @@ from memfs.constraint_domains import (
     LIMITS,
     NEWS,
     NOT_REQUESTS,
+    OPTIONS,
     REQUESTS,
     TOPICS,
 )
@@ -62,7 +63,14 @@ REQUEST_MARGIN = 0.12
 ``NOT_REQUESTS`` (news, questions about the past or about what the assistant said, questions
 of fact) by this much, whatever its cosine: "we're bored, what now?" is 0.51 nearer to a
 request than to anything else. Calibrated on ``agent/evals/data/request_dev.jsonl``."""
-WORDINGS = ("explicit", "advice", "implicit")
+CHOICE_FLOOR = 0.3
+"""A request to choose or approve (wording "choice": "…, a pot of tea?", "A or B?") or for
+advice ("which … should I …") names
+its nearest domains when its best cosine to a domain's requests or ``OPTIONS`` is at least
+this; below it the option is not a dish, a drink, an outing, a present or a place ("should
+I take the job offer?"). On the dev splits' 190 requests 0.25 and 0.3 gave the same domain
+hits (169, 168), 0.35 gave 163 (BENCHMARKS.md, seventh round)."""
+WORDINGS = ("explicit", "choice", "advice", "implicit")
 
 __all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
            "ConstraintWeights", "classify_request", "rank_constraints"]
@@ -121,10 +129,20 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
     good to sip at my desk?"): when the request is close to a domain's requests, or clearly
     nearer to a request than to anything that is not one (``REQUEST_MARGIN``). The
     prototypes are embedded once per model; ``text`` in one run (the turn's query rides
-    along: ``memfs.embed_memo``)."""
+    along: ``memfs.embed_memo``). "choice" (asks to choose between options or approve one:
+    "…, a pot of tea?") and "advice" ("which … should I …"): the act is clear, so the
+    nearest domains count, by the requests and by what the options of each domain are
+    (``OPTIONS``), unless the thing asked about is nothing of any domain
+    (``CHOICE_FLOOR``)."""
     qvec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
     best = {d: float((_prototypes(embedder, _ALL_REQUESTS, d, "request") @ qvec).max())
             for d in DOMAINS}
+    if wording in ("choice", "advice"):
+        best = {d: max(b, float((_prototypes(embedder, OPTIONS, d, "option") @ qvec).max()))
+                for d, b in best.items()}
+        top = max(best.values())
+        return () if top < CHOICE_FLOOR else \
+            tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
     top = max(best.values())
     if wording == "explicit":
         near = True
