@@ -123,17 +123,20 @@ def _prototypes(embedder: Embedder, table: dict[str, tuple[str, ...]], domain: s
 
 def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> tuple[str, ...]:
     """The suggestion domains ``text`` asks about (may be empty), by how it is worded
-    (``WORDINGS``). "explicit" ("suggest a winter sport"): at least its nearest domains,
-    even below the threshold — missing a constraint costs more than three slots of a
-    suggestion's context. "advice" and "implicit" (no suggestion or advice words: "what's
-    good to sip at my desk?"): when the request is close to a domain's requests, or clearly
-    nearer to a request than to anything that is not one (``REQUEST_MARGIN``). The
-    prototypes are embedded once per model; ``text`` in one run (the turn's query rides
-    along: ``memfs.embed_memo``). "choice" (asks to choose between options or approve one:
-    "…, a pot of tea?") and "advice" ("which … should I …"): the act is clear, so the
-    nearest domains count, by the requests and by what the options of each domain are
-    (``OPTIONS``), unless the thing asked about is nothing of any domain
-    (``CHOICE_FLOOR``)."""
+    (``WORDINGS``):
+
+    - "explicit" ("suggest a winter sport"): at least its nearest domains, even below the
+      threshold — missing a constraint costs more than three slots of a suggestion's context;
+    - "choice" (asks to choose between options or approve one: "…, a pot of tea?") and
+      "advice" ("which … should I …"): the act is clear, so the nearest domains count, by the
+      requests and by what the options of each domain are (``OPTIONS``), unless the thing
+      asked about is nothing of any domain (``CHOICE_FLOOR``);
+    - "implicit" (no suggestion or advice words: "what's good to sip at my desk?"): when the
+      request is close to a domain's requests, or clearly nearer to a request than to
+      anything that is not one (``REQUEST_MARGIN``).
+
+    The prototypes are embedded once per model; ``text`` in one run (the turn's query rides
+    along: ``memfs.embed_memo``)."""
     qvec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
     best = {d: float((_prototypes(embedder, _ALL_REQUESTS, d, "request") @ qvec).max())
             for d in DOMAINS}
@@ -144,18 +147,13 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
         return () if top < CHOICE_FLOOR else \
             tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
     top = max(best.values())
-    if wording == "explicit":
-        near = True
-    else:
+    if wording != "explicit":  # "implicit": near a domain's requests, or plainly a request
         other = float((_prototypes(embedder, {"any": NOT_REQUESTS}, "any", "not-request")
                        @ qvec).max())
-        bar = CLASSIFY_THRESHOLD + (IMPLICIT_MARGIN if wording == "implicit" else
-                                    -CLASSIFY_MARGIN)
-        near = top >= bar or top - other >= REQUEST_MARGIN
-    if not near:
-        return ()
+        if top < CLASSIFY_THRESHOLD + IMPLICIT_MARGIN and top - other < REQUEST_MARGIN:
+            return ()
     return tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN
-                 or (wording != "implicit" and best[d] >= CLASSIFY_THRESHOLD))
+                 or (wording == "explicit" and best[d] >= CLASSIFY_THRESHOLD))
 
 
 def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],

@@ -233,7 +233,7 @@ def out_of_fold(windows: Sequence[ev.EvalWindow], embedder: Embedder,
     proposed: dict[str, Proposed] = {}
     for split in splits or list(dict.fromkeys(w.split for w in windows)):
         model = fit([w for w in windows if w.split != split], embedder)
-        learned = LearnedExtractor(embedder, model, verifier=None)
+        learned = LearnedExtractor(embedder, model, verifier=None, record=True)
         xs, ys, ps = [], [], []
         for w in (w for w in windows if w.split == split):
             learned(w.messages, w.cards, w.summary, w.now)

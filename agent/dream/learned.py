@@ -235,11 +235,15 @@ class LearnedExtractor(SemanticExtractor):
     sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
 
     def __init__(self, embedder: Embedder, model: Model | None = None, verifier: Verifier | None = None,
-                 plan_off: float | None | str = "shipped") -> None:
+                 plan_off: float | None | str = "shipped", record: bool = False) -> None:
         """Without ``model``, the shipped first stage and the shipped verifier (``verify.py``,
         when ``data/verifier.npz`` exists); with one, only the ``verifier`` given, if any.
-        ``plan_off``: the polarity margin of plan cards (default ``PLAN_OFF_MARGIN``)."""
+        ``plan_off``: the polarity margin of plan cards (default ``PLAN_OFF_MARGIN``).
+        ``record``: propose (and keep in ``proposed``) the cards from ``PROPOSE_FLOOR`` up
+        even without a verifier, for the verifier's fit; otherwise, with no verifier, only
+        the cards the first stage writes are built."""
         super().__init__(embedder)
+        self.record = record
         self.plan_off = PLAN_OFF_MARGIN if plan_off == "shipped" else plan_off
         self.verifier = verifier if model is not None else verifier or shipped_verifier()
         self.model = model or shipped_model()
@@ -271,7 +275,8 @@ class LearnedExtractor(SemanticExtractor):
         x = features(rows, self.embedder, protos)
         card, types = self.model.card(x), self.model.types(x)
         grammar = slice(len(protos.classes), len(protos.classes) + N_FLAGS)
-        floor = min(PROPOSE_FLOOR, self.model.threshold)
+        floor = (min(PROPOSE_FLOOR, self.model.threshold)
+                 if self.verifier is not None or self.record else self.model.threshold)
         proposed = [Proposal(c, float(p), self.model.threshold, t, xr[grammar])
                     for unit, row, p, t, xr in zip(sentence_units, rows, card, types, x, strict=True)
                     if p >= floor and unit.sentence not in cancelled
