@@ -46,6 +46,14 @@ rule or the circumstance of someone who binds the user; each sharing no content 
 request and avoiding the domain model's and salience's own words; every request asks for a
 suggestion, a choice or an approval, many only by implication) was written on 2026-12-02 for
 issue 12's next round, to be measured once at its end and never tuned on.
+``data/constraint_probes8.jsonl`` (split ``blind8``: 30 probes, six per domain, half of them
+with the user's own limit or the gift recipient's said plainly but without the obvious keyword,
+half said indirectly in chat with lowercase and typos, as a symptom, a habit or vow, a past
+event, a clinician's rule, a money or time limit or the circumstance of someone who binds the
+user; each sharing no content word with its request and avoiding the domain model's, salience's
+and the planner's own words; every request asks for a suggestion, a choice or an approval, many
+only by implication) was written on 2026-12-02 for issue 12's next round, to be measured once
+at its end and never tuned on.
 """
 
 from __future__ import annotations
@@ -72,7 +80,8 @@ if TYPE_CHECKING:
 FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
          "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
          "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl",
-         "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl"}
+         "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
+         "blind8": "data/constraint_probes8.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
