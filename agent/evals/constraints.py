@@ -110,6 +110,9 @@ class ProbeRow:
     """1-based rank of the constraint in a plain search for the request (top 50), or None."""
     domains: tuple[str, ...]
     need_retrieval: bool
+    routes: tuple[str, ...] = ()
+    """In the dreamed mode (``constraint_dream``): how the constraint reached the context
+    (``summary``, ``card``, ``message``)."""
 
 
 @dataclass
@@ -120,6 +123,8 @@ class ConstraintReport:
     rows: list[ProbeRow] = field(default_factory=list)
     timings: Timings = field(default_factory=Timings)
     threshold: float = THRESHOLD
+    dreamed: Any = None
+    """``constraint_dream.DreamStats`` when the history was dreamed (``--dream``), else None."""
 
     @property
     def rate(self) -> float:
@@ -135,7 +140,11 @@ class ConstraintReport:
             per_domain.setdefault(r.probe.domain, [0, 0])[0] += r.in_context
             per_domain[r.probe.domain][1] += 1
         return {"eval": "constraints", "split": self.split, "messages": self.n_messages,
-                "together": self.together,
+                "together": self.together, "mode": "memory only" if self.dreamed is None else "dreamed",
+                **({} if self.dreamed is None else {
+                    "dreams": self.dreamed.to_dict(),
+                    "routes": {k: sum(k in r.routes for r in self.rows)
+                               for k in ("summary", "card", "message")}}),
                 "passed": self.passed, "rate": round(self.rate, 3), "threshold": self.threshold,
                 "in_context": sum(r.in_context for r in self.rows), "probes": len(self.rows),
                 "plain_search_top6": sum(1 for r in self.rows
@@ -143,21 +152,26 @@ class ConstraintReport:
                 "per_domain": {d: f"{a}/{b}" for d, (a, b) in per_domain.items()},
                 "rows": [{"id": r.probe.id, "domain": r.probe.domain,
                           "in_context": r.in_context, "search_rank": r.search_rank,
-                          "domains": list(r.domains), "need_retrieval": r.need_retrieval}
+                          "domains": list(r.domains), "need_retrieval": r.need_retrieval,
+                          **({"routes": list(r.routes)} if self.dreamed is not None else {})}
                          for r in self.rows],
                 "timings": self.timings.to_dict(), "machine": machine()}
 
     def table(self) -> Table:
-        table = Table(title=f"constraint probes ({self.split}, {self.n_messages} messages, "
+        mode = "" if self.dreamed is None else ", dreamed"
+        table = Table(title=f"constraint probes ({self.split}{mode}, {self.n_messages} messages, "
                             f"{self.together} constraints per pair): "
                             f"{sum(r.in_context for r in self.rows)}/{len(self.rows)} in context "
                             f"— {verdict(self.passed)}")
-        for name in ("probe", "domain", "in context", "plain search rank", "plan domains"):
+        second = "plain search rank" if self.dreamed is None else "routes"
+        for name in ("probe", "domain", "in context", second, "plan domains"):
             table.add_column(name)
         for r in self.rows:
+            how = str(r.search_rank or "-") if self.dreamed is None else ", ".join(r.routes) or "-"
             table.add_row(r.probe.id, r.probe.domain, "yes" if r.in_context else "[red]no[/]",
-                          str(r.search_rank or "-"), ", ".join(r.domains) or "-")
-        table.caption = self.timings.line()
+                          how, ", ".join(r.domains) or "-")
+        table.caption = self.timings.line() if self.dreamed is None else \
+            f"{self.dreamed.line()}\n{self.timings.line()}"
         return table
 
 

@@ -141,16 +141,22 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
               help="Messages of small talk around the constraints (even).")
 @click.option("--together", default=5, show_default=True, type=click.IntRange(min=1),
               help="Constraints per pair (5: one per domain; 25: all in one pair).")
+@click.option("--dream", "dreamed", is_flag=True,
+              help="Dream the history as compaction would (offline extractor) and count the "
+                   "constraint by any route: a summary line, a retrieved card, or the message.")
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
 @click.option("--json", "as_json", is_flag=True)
 @pass_state
-def constraints(state: State, split: str, n_messages: int, together: int, home: Path | None,
-                as_json: bool) -> None:
+def constraints(state: State, split: str, n_messages: int, together: int, dreamed: bool,
+                home: Path | None, as_json: bool) -> None:
     """Constraints: a suggestion request brings the constraint that rules it out into context."""
-    from memfs.agent.evals.constraints import run_constraints
+    if dreamed:
+        from memfs.agent.evals.constraint_dream import run_dreamed as run
+    else:
+        from memfs.agent.evals.constraints import run_constraints as run
 
-    finish(run_constraints(split, n_messages, together=together, home=home,
-                           embedder=eval_embedder(state)), as_json)
+    finish(run(split, n_messages, together=together, home=home, embedder=eval_embedder(state)),
+           as_json)
 
 
 @eval_group.command("longmemeval")
