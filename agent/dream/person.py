@@ -204,7 +204,7 @@ def _agree(text: _Text, i: int, singular: bool) -> None:
         return
     if low in SAME_FORM and not (habit or _habitual(text, j)):
         return
-    if not re.fullmatch(r"[a-z]+|[a-z]+n't|[a-z]+nt", low) or re.search(r"[^su]s$", low):
+    if not re.fullmatch(r"[a-z]{2,}|[a-z]+n't|[a-z]+nt", low) or re.search(r"[^su]s$", low):
         return  # "has", "does", "goes": already agrees (but "miss", "focus" take -es)
     text.words[j] = third_singular(text.words[j])
     if low not in _IRREGULAR:
@@ -248,16 +248,26 @@ def _bare_verb(text: _Text, m: int) -> bool:
 
 
 def _compound_subject(text: _Text, i: int) -> bool:
-    """Is the "I" at word ``i`` the end of "Sam and I" / "my sister and I" (a plural subject)?"""
+    """Is the "I" at word ``i`` the end of "Sam and I" / "my sister and I" (a plural subject):
+    one to three words from the clause's start, none a verb, adverb or discourse word ("ok and
+    I ...")?"""
     if text.low(i - 1) not in ("and", "&") or not text.joined(i - 1):
         return False
     start = i - 2
     while start > 0 and text.joined(start):
         start -= 1
-    span = text.words[start: i - 1]
-    return 1 <= len(span) <= 3 and (span[0][:1].isupper() or span[0].lower() in ("my", "the", "our", "his", "her"))
+    return 1 <= i - 1 - start <= 3 and not any(_verbal(text, k) for k in range(start, i - 1))
 
 
+def _verbal(text: _Text, k: int) -> bool:
+    """Is word ``k`` no part of a noun phrase: a verb, an adverb, a discourse word, "she's"?"""
+    low = text.low(k)
+    head, _, tail = low.partition("'")
+    return low in _DISCOURSE or low in MODALS or low in _IRREGULAR or is_past(low) or _adverb_at(text, k) > 0 \
+        or (tail in ("s", "re", "m", "ve", "ll", "d") and head in _SUBJECTS)
+
+
+_DISCOURSE = _words("ok okay yeah yes no nah so well oh lol haha anyway and but or then now is are")
 _INVERTED = {"am": ("is", "are"), "do": ("does", "do"), "have": ("has", "have"), "don't": ("doesn't", "don't"),
              "dont": ("doesnt", "dont"), "haven't": ("hasn't", "haven't")}
 
