@@ -1,6 +1,7 @@
 """Writing cards extractively: the user's own words, made to stand alone.
 
-A card body is the sentence the user said, turned to the third person ("The user ..."), with
+A card body is the sentence the user said, turned to the third person ("The user ...", by
+grammar: ``person.third_person``), every other word as typed, with
 its relative date resolved once ("tomorrow (Wednesday 2027-09-22)"; an absolute day is
 written once as "Saturday 16 October 2027"), and, when the sentence leans on the one before
 it ("she's having surgery tomorrow"), that sentence in front of it. Nothing is paraphrased,
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 
 from memfs.agent.dream.dates import DateHit, with_dates
-from memfs.agent.dream.rules.text import sentences, third_person, tidy
+from memfs.agent.dream.rules.text import sentences, third_person
 
 _CHAT = {"im": "I'm", "ive": "I've", "ill": "I'll", "dont": "don't", "cant": "can't", "wont": "won't",
          "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't", "wasnt": "wasn't", "shes": "she's",
@@ -104,12 +105,23 @@ def dated(text: str, hit: DateHit | None) -> str:
     return with_dates(text, hit)
 
 
+def as_said(text: str) -> str:
+    """``text`` as a sentence of its own: one capital first letter, and a full stop unless it
+    already ends in one, or in "!", "?" or an emoji. Every word stays as the user typed it
+    (unlike ``tidy``, which drops chat filler for the rules' short bodies)."""
+    text = " ".join(text.split()).rstrip(",;:- ")
+    if not text:
+        return ""
+    text = text[:1].upper() + text[1:]
+    return text + "." if re.search(r"[\w'\")\]]$", text) else text
+
+
 def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:
     """The card body for ``sentence``: third person, date resolved, ``context`` in front when
-    the sentence leans on it."""
+    the sentence leans on it, and otherwise the user's words as typed."""
     said = dated(sentence, hit)
     parts = [p for p in (context, said) if p]
-    text = " ".join(tidy(third_person(p)) for p in parts)
+    text = " ".join(as_said(third_person(p)) for p in parts)
     return first_clause_text(text, 400)
 
 

@@ -1,7 +1,8 @@
 """Text helpers for the offline rules: sentences, person, tidying, words and names.
 
 Cards are written in the third person ("The user's sister is Maya.") so they make sense
-alone; existing cards are read back in the first person so the same rules classify them.
+alone; existing cards are read back in the first person so the same rules classify them
+(both in ``memfs.agent.dream.person``, re-exported here for the rules).
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 import re
 
 from memfs.agent.dream.dates import MONTHS, WEEKDAYS
+from memfs.agent.dream.person import first_person, third_person
 from memfs.agent.dream.rules.lexicon import FILLER_TAIL, NOT_NAMES, STOPWORDS, SYNONYMS
+
+__all__ = ["content_words", "first_person", "names_in", "norm_key", "sentences", "third_person", "tidy"]
 
 
 def sentences(text: str) -> list[str]:
@@ -19,46 +23,6 @@ def sentences(text: str) -> list[str]:
         text = text.title()
     parts = re.split(r"(?<=[.!?])\s+|\s*\n+\s*", text)
     return [p.strip() for p in parts if len(p.strip()) > 1]
-
-
-def third_person(text: str) -> str:
-    """Rewrite a first-person sentence about the user into the third person."""
-    rules = [
-        (r"\bI'm\b|\bI am\b", "the user is"), (r"\bI've\b", "the user has"),
-        (r"\bI'll\b", "the user will"), (r"\bI'd\b", "the user would"),
-        (r"\bI have\b", "the user has"), (r"\bI don't\b", "the user doesn't"),
-        (r"\bI do\b", "the user does"), (r"\bI need\b", "the user needs"),
-        ((r"\bI ((?:also |really |just |still |already |finally |usually )?)(go|see|want|start|work|"
-          r"live|love|like|hate|plan|get|think|prefer|feel|miss|need|have)\b"), r"the user \1\2s"),
-        (r"\bI\b", "the user"), (r"\bmy\b", "the user's"), (r"\bmine\b", "the user's"),
-        (r"\bmyself\b", "themself"), (r"\bme\b", "the user"),
-    ]
-    for pattern, repl in rules:
-        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(haves|gos|misss)\b", lambda m: {"haves": "has", "gos": "goes", "misss": "misses"}[m.group(1)], text)
-    first = text.find("the user")
-    if first != -1:
-        head, tail = text[:first + 8], text[first + 8:]
-        text = head + re.sub(r"\bthe user's\b", "their", tail)
-    return text
-
-
-def first_person(body: str, user_name: str | None = None) -> str:
-    """Read a card body back in the first person, so the sentence rules can classify it.
-
-    Cards written by hand or by a model often name the user ("Alex works at ..."): with
-    ``user_name`` those read as "I" too.
-    """
-    if user_name:
-        body = re.sub(rf"\b{re.escape(user_name)}'s\b", "the user's", body)
-        body = re.sub(rf"\b{re.escape(user_name)}\b", "the user", body)
-    rules = [(r"\bthe user's\b", "my"), (r"\btheir\b", "my"), (r"\bthe user is\b", "I am"),
-             (r"\bthe user has\b", "I have"), (r"\bthe user was\b", "I was"),
-             (r"\bthe user does\b", "I do"), (r"\bthe user (\w+?)s\b", r"I \1"),
-             (r"\bthe user\b", "I")]
-    for pattern, repl in rules:
-        body = re.sub(pattern, repl, body, flags=re.IGNORECASE)
-    return body
 
 
 def tidy(text: str) -> str:
