@@ -18,7 +18,7 @@ from memfs.agent.dream.dates import find_date, with_dates
 from memfs.agent.dream.extract_offline import OfflineExtractor
 from memfs.agent.dream.extract_semantic import SemanticExtractor
 from memfs.agent.dream.ops import CardOp, MergeOp, SupersedeOp, WriteOp
-from memfs.agent.dream.summary import PROFILE, STORY, _from_card, compose_summary, parse_summary
+from memfs.agent.dream.summary import PROFILE, STORY, compose_summary, from_card, parse_summary
 
 from memfs.assets import sample_memories_dir
 from memfs.cards import Card
@@ -76,12 +76,12 @@ def test_forty_dreams_never_drop_a_profile_fact() -> None:
         born = apply_in_memory(cards, extraction.ops, window[-1].ts)
         summary = extraction.summary
         profile = parse_summary(summary).profile
-        introduced += [(cid, line) for cid, body in born.items() for line in profile if _from_card(line, body)]
+        introduced += [(cid, line) for cid, body in born.items() for line in profile if from_card(line, body)]
     final = parse_summary(summary).profile
     assert len(introduced) >= 6, summary
     for card_id, line in introduced:
         if cards[card_id].status == "active":
-            assert any(_from_card(kept, cards[card_id].body) for kept in final), (line, summary)
+            assert any(from_card(kept, cards[card_id].body) for kept in final), (line, summary)
     for needle in ("sesame", "Skye", "vegetarian", "dad"):
         assert needle in summary, summary
     assert "ward manager" in summary and "a nurse at the Royal Infirmary" not in summary, summary

@@ -66,15 +66,15 @@ SAME_FORM = _words("cut put hit let set shut quit hurt cost read bet burst cast 
 
 _ING_VERBS = _words("bring sing ring sting swing cling fling sling spring string wring ping zing")
 """Base forms in -ing (every other word in -ing after a subject is a participle)."""
-_ED_PRESENT = _words("need feed bleed breed speed seed weed heed proceed succeed exceed shed wed embed "
-                        "shred bed")
+_ED_PRESENT = _words("shed wed embed shred bed")
+"""Base forms in -ed (those in -eed, "need", "feed", are never read as pasts)."""
 
 ADVERBS = _words("""
 also just really still already always never often sometimes usually rarely seldom ever even only
 actually literally basically honestly seriously genuinely totally kinda sorta lowkey highkey lowk
 def defo deffo prob probs legit deadass low-key high-key rly rlly srsly totes tots barely hardly almost nearly mostly
 mainly normally generally constantly finally simply truly now then once too either somehow proper
-absolutely definitely probably certainly apparently obviously clearly usually occasionally
+absolutely definitely probably certainly apparently obviously clearly occasionally
 """)
 """Adverbs that stand between a subject and its verb; any other word in -ly is one too."""
 

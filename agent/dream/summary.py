@@ -123,8 +123,8 @@ def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]
             continue
         new = clip(op.body)
         olds = [by_id[t] for t in op_targets(op) if t in by_id]
-        at = next((i for i, line in enumerate(out) for old in olds if _from_card(line, old.body)), None)
-        out = [line for line in out if not any(_from_card(line, old.body) for old in olds)]
+        at = next((i for i, line in enumerate(out) for old in olds if from_card(line, old.body)), None)
+        out = [line for line in out if not any(from_card(line, old.body) for old in olds)]
         if new in out or any(same_fact(new, line) for line in out):
             continue
         out.insert(at if at is not None and at <= len(out) else len(out), new)
@@ -145,10 +145,10 @@ def _without_replaced(lines: list[str], ops: Sequence[Op], active: Sequence[Card
     """A story line that repeated a card this dream supersedes stops asserting it."""
     replaced = [c.body for c in active if c.id in {t for op in ops if isinstance(op, (SupersedeOp, MergeOp))
                                                    for t in op_targets(op)}]
-    return [line for line in lines if not any(_from_card(line.split(": ", 1)[-1], body) for body in replaced)]
+    return [line for line in lines if not any(from_card(line.split(": ", 1)[-1], body) for body in replaced)]
 
 
-def _from_card(line: str, body: str) -> bool:
+def from_card(line: str, body: str) -> bool:
     """Was this profile line written from ``body`` (possibly condensed since)?"""
     stem = line.rstrip("…").strip()
     flat = " ".join(body.split())

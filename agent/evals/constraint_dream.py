@@ -64,20 +64,25 @@ class DreamStats:
     profile_lines: int = 0
     from_constraints: int = 0
     """Profile lines made from a probe's constraint."""
-    false_limits: int = 0
-    """Profile lines from no probe's constraint that read as a limit."""
-    false_limit_lines: list[str] = field(default_factory=list)
     other_lines: list[tuple[str, float]] = field(default_factory=list)
     """Every profile line from no probe's constraint, with its limit score (to recount at
     another bar)."""
     summary_chars: list[int] = field(default_factory=list)
+    bar: float = 0.0
+    """The limit score at or above which such a line counts as a false limit."""
+
+    @property
+    def false_limit_lines(self) -> list[str]:
+        """Profile lines from no probe's constraint that read as a limit."""
+        return [line for line, score in self.other_lines if score >= self.bar]
 
     def to_dict(self) -> dict[str, Any]:
         chars = self.summary_chars or [0]
+        false = self.false_limit_lines
         return {"pairs": self.pairs, "dreams": self.dreams, "cards": dict(sorted(self.cards.items())),
                 "cards_total": sum(self.cards.values()), "profile_lines": self.profile_lines,
-                "profile_from_constraints": self.from_constraints, "false_limits": self.false_limits,
-                "false_limit_lines": self.false_limit_lines,
+                "profile_from_constraints": self.from_constraints, "false_limits": len(false),
+                "false_limit_lines": false,
                 "other_lines": [[line, round(score, 3)] for line, score in self.other_lines],
                 "summary_chars_max": max(chars), "summary_chars_mean": round(sum(chars) / len(chars))}
 
@@ -96,7 +101,7 @@ def run_dreamed(split: str = "dev", n_messages: int = 1600, *, together: int = 5
 
     probes = load_probes(split)
     report = ConstraintReport(split, n_messages, together=together)
-    stats = report.dreamed = DreamStats()
+    stats = report.dreamed = DreamStats(bar=limit_bar())
     model = load_embedder(embedder, report.timings)
     with eval_home(home) as folder:
         store = wired_store(folder, embedder=model)
@@ -137,10 +142,10 @@ def cards_from(cards: Sequence[Card], message_id: str) -> list[Card]:
 def line_from(line: str, bodies: Sequence[str], said: str) -> bool:
     """Was summary ``line`` made from a card with one of ``bodies``, or from the message
     ``said`` itself (a story line quoting it)? A line may be condensed since, or dated."""
-    from memfs.agent.dream.summary import _from_card
+    from memfs.agent.dream.summary import from_card
 
     text = line.split(": ", 1)[1] if line[:4].isdigit() and ": " in line else line
-    return any(_from_card(text, body) for body in bodies) or said[:40].lower() in line.lower()
+    return any(from_card(text, body) for body in bodies) or said[:40].lower() in line.lower()
 
 
 def probe_row(pair: MemoryPair, probe: Probe, message_id: str) -> ProbeRow:
@@ -184,8 +189,6 @@ def tally(stats: DreamStats, pair: MemoryPair, said: dict[str, str], embedder: E
     others = [line for line in profile if not line_from(line, constraint_bodies, "\0")]
     stats.from_constraints += len(profile) - len(others)
     limits = limit_scores(others, embedder)
-    stats.false_limits += int((limits >= limit_bar()).sum())
-    stats.false_limit_lines += [line for line, s in zip(others, limits) if s >= limit_bar()]
     stats.other_lines += [(line, float(s)) for line, s in zip(others, limits)]
 
 
