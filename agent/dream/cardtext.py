@@ -116,10 +116,28 @@ def as_said(text: str) -> str:
     return text + "." if re.search(r"[\w'\")\]]$", text) else text
 
 
+_OPENER = re.compile(r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|honestly|ha|haha|lol|ugh|"
+                     r"right|hmm|um)\b[,!.:]*\s+)+", re.IGNORECASE)
+
+
+def without_opener(text: str) -> str:
+    """``text`` without the interjections and discourse words it opens on ("Oh, and ...",
+    "Honestly, ..."): they say nothing on a card read weeks later."""
+    rest = _OPENER.sub("", text, count=1)
+    return rest if len(rest.split()) >= 2 else text
+
+
+def fragment(text: str) -> bool:
+    """Too short to say anything alone: under four words ("Proud of me.", "Love it!")."""
+    return len(_WORD.findall(text)) < 4
+
+
 def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:
     """The card body for ``sentence``: third person, date resolved, ``context`` in front when
-    the sentence leans on it, and otherwise the user's words as typed."""
-    said = dated(sentence, hit)
+    the sentence leans on it (and says something itself: not a fragment), without the
+    interjections it opens on, and otherwise the user's words as typed."""
+    said = dated(without_opener(sentence), hit)
+    context = "" if fragment(context) else without_opener(context)
     parts = [p for p in (context, said) if p]
     text = " ".join(as_said(third_person(p)) for p in parts)
     return first_clause_text(text, 400)
