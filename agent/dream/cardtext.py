@@ -83,7 +83,8 @@ _LEANS = re.compile(r"^\W*(?:(?:and|but|so|yeah|also|oh)\s+)?(?:he|she|they|it|i
                     r"his|her|their|that|this|there)\b", re.IGNORECASE)
 
 
-_OBJECT = re.compile(r"\b(?:it|that|this|them|one)\b(?!')", re.IGNORECASE)
+_OBJECT = re.compile(r"(?<!/)\b(?:it|that|this|them|one)\b(?!['/])", re.IGNORECASE)
+"""A pronoun pointing back ("sort that out"); not one in a pronoun set ("they/them")."""
 
 
 def leans_on_previous(sentence: str) -> bool:
@@ -116,13 +117,14 @@ def as_said(text: str) -> str:
     return text + "." if re.search(r"[\w'\")\]]$", text) else text
 
 
-_OPENER = re.compile(r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|honestly|ha|haha|lol|ugh|"
-                     r"right|hmm|um)\b[,!.:]*\s+)+", re.IGNORECASE)
+_OPENER = re.compile(r"^\W*(?:(?:so|oh|anyway|yeah|ok|okay|btw|well|honestly|ha|haha|lol|ugh|right|hmm|um)"
+                     r"[,!.:]+\s+)+(?:and\s+)?", re.IGNORECASE)
 
 
 def without_opener(text: str) -> str:
-    """``text`` without the interjections and discourse words it opens on ("Oh, and ...",
-    "Honestly, ..."): they say nothing on a card read weeks later."""
+    """``text`` without the interjections it opens on, set off by a comma ("Oh, and ...",
+    "Ugh, ..."): they say nothing on a card read weeks later. An adverb that belongs to the
+    sentence ("honestly i hate mornings") stays."""
     rest = _OPENER.sub("", text, count=1)
     return rest if len(rest.split()) >= 2 else text
 

@@ -306,7 +306,11 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
-    taste, a plan) and a high similarity."""
+    taste, a plan) and a high similarity. A candidate that is no standing fact (``profile`` is
+    False: a one-off event, small talk) makes no standing fact untrue: "tried ordering food in
+    Welsh on holiday" does not move the user out of Cardiff."""
+    if c.profile is False and c.cls != "plan" and c.type not in ("plan", "event"):
+        return None
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:

@@ -246,13 +246,19 @@ class ProfileReport:
 def run_profile(split: str = "dev", n_messages: int = 1600, *, home: Path | None = None,
                 embedder: Embedder | None = None) -> ProfileReport:
     """Replay each pair's history through compaction and dreams; read every dream's summary."""
+    return run_set(load_set(split), n_messages, home=home, embedder=embedder)
+
+
+def run_set(data: ProfileSet, n_messages: int, *, home: Path | None = None, embedder: Embedder | None = None,
+            pairs: int | None = None) -> ProfileReport:
+    """``run_profile`` on a loaded set; ``pairs``: only the first so many pairs (a quick run)."""
     from memfs.agent.dream.summary import SUMMARY_MAX_CHARS
     from memfs.agent.evals.constraint_dream import replay_history
     from memfs.agent.evals.constraints import history_with
     from memfs.agent.services import wired_store
 
-    data = load_set(split)
-    groups = groups_of(data.standing)
+    split = data.split
+    groups = groups_of(data.standing)[:pairs]
     biggest = max(map(len, groups))
     if n_messages % 2 or n_messages < 4 * biggest:
         raise BadInputError(f"messages: need an even number >= {4 * biggest}")
