@@ -28,7 +28,6 @@ holds two facts of one slot (a user has one name).
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import re
@@ -105,6 +104,7 @@ def parse_set(data: dict[str, Any], split: str) -> ProfileSet:
              f"{key}: a non-empty list of strings")
     rows = data.get("standing")
     need(isinstance(rows, list) and bool(rows), "standing: a non-empty list")
+    rows = rows if isinstance(rows, list) else []
     standing = []
     for row in rows:
         need(isinstance(row, dict) and all(isinstance(row.get(k), str) for k in
@@ -113,7 +113,8 @@ def parse_set(data: dict[str, Any], split: str) -> ProfileSet:
         need(row["slot"] in SLOTS, f"standing {row['id']}: slot must be one of {', '.join(SLOTS)}")
         standing.append(Standing(row["id"], row["slot"], row["said"], row["reply"], row["gist"]))
     need(len({s.id for s in standing}) == len(standing), "standing: ids must be unique")
-    return ProfileSet(str(data.get("about", "")), split, bank, tuple(lines["repeated"] or ()),
+    return ProfileSet(str(data.get("about", "")), split, bank if isinstance(bank, dict) else {},
+                      tuple(lines["repeated"] or ()),
                       tuple(lines["replies"] or ()), tuple(standing))
 
 
