@@ -130,3 +130,18 @@ def test_dreamed_constraint_eval_reaches_the_context_by_a_route(real_embedder: E
     assert all(r.routes for r in passed) and not any(r.routes for r in rows if not r.in_context)
     summary: dict[str, Any] = stats.to_dict()
     assert summary["dreams"] >= 1 and summary["summary_chars_max"] <= 1600
+
+
+def test_over_budget_the_plans_give_way_before_any_profile_line() -> None:
+    """Fourteen long standing facts and ten open plans: the summary fits its budget, every
+    profile line is still there (condensed), and the plans that left are the furthest off."""
+    words = [f"{a}{b}{c}" for a in "bcdfg" for b in "aeiou" for c in "lmnprst"]
+    ops: list[WriteOp] = [WriteOp(type="fact", body="The user " + " ".join(words[i * 14:(i + 1) * 14]) + ".",
+                                  profile=True) for i in range(14)]
+    ops += [WriteOp(type="plan", body="The user will " + " ".join(words[-(i + 1) * 14:][:14]),
+                    expires=DAY + dt.timedelta(days=i + 1)) for i in range(10)]
+    text = compose_summary("", [], ops, [], DAY)
+    assert len(text) <= 1600
+    assert len(parse_summary(text).profile) == 14
+    kept = [line for line in text.splitlines() if "(until " in line]
+    assert 0 < len(kept) < 10 and f"(until {(DAY + dt.timedelta(days=1)).isoformat()})" in kept[0]

@@ -83,8 +83,9 @@ _LEANS = re.compile(r"^\W*(?:(?:and|but|so|yeah|also|oh)\s+)?(?:he|she|they|it|i
                     r"his|her|their|that|this|there)\b", re.IGNORECASE)
 
 
-_OBJECT = re.compile(r"(?<!/)\b(?:it|that|this|them|one)\b(?!['/])", re.IGNORECASE)
-"""A pronoun pointing back ("sort that out"); not one in a pronoun set ("they/them")."""
+_OBJECT = re.compile(r"(?<!/)\b(?:it|that|this|them)\b(?!['/])|\bone\b(?=\s*(?:[.!,;]|$))", re.IGNORECASE)
+"""A pronoun pointing back ("sort that out", "I want that one"); not one in a pronoun set
+("they/them"), nor the numeral ("one coffee a day")."""
 
 
 def leans_on_previous(sentence: str) -> bool:

@@ -182,18 +182,39 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     return [f"{day}{_SMALL_TALK}{clip(said, 80)}\")"] if said else []
 
 
-def _fit(summary: Summary, plans: Sequence[str], limit: int) -> None:
-    """Shorten the story (small talk first, then oldest first), then condense the profile."""
+def _fit(summary: Summary, plans: list[str], limit: int) -> None:
+    """Shorten the story (small talk first, then oldest first), then condense the profile;
+    the open plans (the story's tail: each is a card too, found by search) are cut short,
+    then the furthest off leave the summary before the profile is condensed past 80
+    characters a line. No profile line is ever dropped."""
     def size() -> int:
         return len(summary.render(plans))
 
     while summary.story and size() > limit:
         small = next((i for i, line in enumerate(summary.story) if _SMALL_TALK in line), 0)
         summary.story.pop(small)
-    for width in (120, 80, 50):
+    for width in (120, 80):
         if size() <= limit:
             return
         summary.profile = [condense(line, width) for line in summary.profile]
+    plans[:] = [_short_plan(p) for p in plans]
+    while plans and size() > limit:  # the plan furthest off (or with no date) goes first
+        del plans[max(range(len(plans)), key=lambda i: (_UNTIL.findall(plans[i]) or ["9999-12-31"])[-1])]
+    for width in (50, 30):
+        if size() <= limit:
+            return
+        summary.profile = [condense(line, width) for line in summary.profile]
+
+
+_UNTIL = re.compile(r"\(until (\d{4}-\d{2}-\d{2})\)")
+
+
+def _short_plan(plan: str) -> str:
+    """A plan line cut to 80 characters, keeping its "(until ...)"."""
+    until = _UNTIL.search(plan)
+    tail = f" {until.group(0)}" if until else ""
+    head = plan[: until.start()].rstrip() if until else plan
+    return clip(head, 80) + tail
 
 
 def condense(line: str, width: int) -> str:
