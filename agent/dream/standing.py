@@ -35,8 +35,10 @@ EVENT_ACCEPT = 0.42
 """The same, for a sentence told as a one-off event (not a taste: a taste told so never is)."""
 TASTE = "cares about"
 
-_OPENERS = frozenset(["oh", "and", "so", "ha", "haha", "lol", "ugh", "ok", "okay", "right", "well", "anyway", "yeah", "also", "but", "honestly", "btw", "update", "then", "just"])
-_SUBJECTS = frozenset(["i", "we", "he", "she", "they"])
+_OPENERS = frozenset({"oh", "and", "so", "ha", "haha", "lol", "ugh", "ok", "okay", "right", "well", "anyway",
+                      "yeah", "also", "but", "honestly", "btw", "update", "then", "just"})
+"""Discourse words a clause may open on before its subject or verb (a closed class)."""
+_SUBJECTS = frozenset({"i", "we", "he", "she", "they"})
 
 
 def standing_slot(scores: Scores, classes: dict[str, CardClass]) -> tuple[str, float]:
