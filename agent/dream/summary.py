@@ -187,8 +187,8 @@ def _fit(summary: Summary, plans: list[str], limit: int) -> None:
     the open plans (the story's tail: each is a card too, found by search) are cut short,
     then the furthest off leave the summary before the profile is condensed past 80
     characters a line. No profile line is ever dropped."""
-    def size() -> int:
-        return len(summary.render(plans))
+    def size() -> int:  # as the file is written: with its final newline
+        return len(summary.render(plans)) + 1
 
     while summary.story and size() > limit:
         small = next((i for i, line in enumerate(summary.story) if _SMALL_TALK in line), 0)

@@ -212,6 +212,7 @@ class ProfileReport:
                 "pairs": len(self.pairs), "dreams": sum(len(r.points) for r in self.pairs),
                 "passed": self.passed, "budget": self.budget,
                 "summary_chars_max": self.chars_max, "summary_chars_end": self.chars_end,
+                "summary_chars_by_dream": [[p.chars for p in r.points] for r in self.pairs],
                 "standing": len(facts), "standing_in_profile": len(present),
                 "standing_missing": sorted({f.id for f in facts} - set(present)),
                 "standing_lost": lost, "per_slot": {s: f"{a}/{b}" for s, (a, b) in by_slot.items()},
