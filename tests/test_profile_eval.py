@@ -145,3 +145,16 @@ def test_over_budget_the_plans_give_way_before_any_profile_line() -> None:
     assert len(parse_summary(text).profile) == 14
     kept = [line for line in text.splitlines() if "(until " in line]
     assert 0 < len(kept) < 10 and f"(until {(DAY + dt.timedelta(days=1)).isoformat()})" in kept[0]
+
+
+def test_the_story_tells_events_before_cards_that_were_no_standing_fact() -> None:
+    """A dream's story lines (four at most) put what happened first: a relative's news is
+    not crowded out by small talk that was no profile line."""
+    from memfs.history import Message
+
+    when = dt.datetime(2027, 3, 10, 18, 0, tzinfo=dt.UTC)
+    window = [Message("s-20270310-01", 0, "user", "long day", when)]
+    talk = [WriteOp(type="preference", body=f"The user tried dish number {i}.", profile=False) for i in range(4)]
+    news = WriteOp(type="event", body="The user's dad needs to be near a hospital for his heart.")
+    story = parse_summary(compose_summary("", window, [*talk, news], [], DAY)).story
+    assert story[0].endswith(news.body) and len(story) == 4

@@ -173,7 +173,9 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     if story and story.strip():
         return [f"{day}: {clip(story, 300)}"]
     cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    told = [op.body for op in cards if not isinstance(op, MergeOp) and not admitted(op)]
+    new = [op for op in cards if not isinstance(op, MergeOp) and not admitted(op)]
+    # events and plans before the cards that were no standing fact: they are what happened
+    told = [op.body for op in sorted(new, key=lambda op: op.type in PROFILE_TYPES)]
     if told:
         return [f"{day}: {clip(b)}" for b in told[:4]]
     if cards:
