@@ -74,8 +74,8 @@ def test_a_card_that_is_no_standing_fact_is_told_in_the_story_not_the_profile() 
 def test_bodies_drop_opening_interjections_and_fragment_context() -> None:
     assert write_body("Oh, and can't decide if I like this podcast", None) == "Can't decide if the user likes this podcast."
     assert write_body("Honestly, honestly the worst part was the rota", None) == "Honestly the worst part was the rota."
-    assert write_body("trying to cut down to one coffee a day", None, "Proud of me.") == \
-        "Trying to cut down to one coffee a day."
+    assert write_body("it's a serious allergy", None, "Thanks.") == "It's a serious allergy."
+    assert write_body("she's a ranger", None, "My wife, sorry!") == "The user's wife, sorry! She's a ranger."
     assert write_body("honestly i hate mornings lol", None) == "Honestly the user hates mornings lol."
 
 

@@ -83,9 +83,8 @@ _LEANS = re.compile(r"^\W*(?:(?:and|but|so|yeah|also|oh)\s+)?(?:he|she|they|it|i
                     r"his|her|their|that|this|there)\b", re.IGNORECASE)
 
 
-_OBJECT = re.compile(r"(?<!/)\b(?:it|that|this|them)\b(?!['/])|\bone\b(?=\s*(?:[.!,;]|$))", re.IGNORECASE)
-"""A pronoun pointing back ("sort that out", "I want that one"); not one in a pronoun set
-("they/them"), nor the numeral ("one coffee a day")."""
+_OBJECT = re.compile(r"(?<!/)\b(?:it|that|this|them|one)\b(?!['/])", re.IGNORECASE)
+"""A pronoun pointing back ("sort that out"); not one in a pronoun set ("they/them")."""
 
 
 def leans_on_previous(sentence: str) -> bool:
@@ -130,9 +129,18 @@ def without_opener(text: str) -> str:
     return rest if len(rest.split()) >= 2 else text
 
 
+_FILLER_WORDS = frozenset({"thanks", "thank", "you", "no", "yes", "yeah", "yep", "nope", "ok", "okay", "lol", "haha",
+                           "ha", "right", "sorry", "oh", "wow", "idea", "worries", "hi", "hey", "hello", "well", "so",
+                           "anyway", "omg", "ugh", "hmm", "cool", "nice", "great", "sure", "aw", "aww"})
+"""Interjections and replies that say nothing alone (a closed class)."""
+
+
 def fragment(text: str) -> bool:
-    """Too short to say anything alone: under four words ("Proud of me.", "Love it!")."""
-    return len(_WORD.findall(text)) < 4
+    """Filler: a few words of interjection or reply and nothing else ("Thanks.", "No idea!!",
+    "Lol right."). A short context that names something ("Her tamales.", "My wife, sorry!")
+    is no fragment: it says what the next sentence is about."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    return len(words) < 4 and all(w in _FILLER_WORDS for w in words)
 
 
 def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:

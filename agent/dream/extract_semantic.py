@@ -307,10 +307,9 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
     taste, a plan) and a high similarity. A candidate that is no standing fact (``profile`` is
-    False: a one-off event, small talk) makes no standing fact untrue: "tried ordering food in
-    Welsh on holiday" does not move the user out of Cardiff."""
-    if c.profile is False and c.cls != "plan" and c.type not in ("plan", "event"):
-        return None
+    False: a one-off event, small talk) replaces a single slot's value only by similarity:
+    "tried ordering food in Welsh on holiday" does not move the user out of Cardiff."""
+    standing = c.profile is not False or c.cls == "plan" or c.type in ("plan", "event")
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -318,7 +317,8 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
+        single = standing and same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") \
+            and card.type == c.type
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)
