@@ -82,7 +82,7 @@ class _Msg:
 
 def test_a_limit_already_carded_is_not_carded_again_and_an_event_of_it_becomes_the_boundary() -> None:
     said = _Msg(4, "Crowded trains make me panic so I walk everywhere.")
-    limit = Limit(said, said.content, "", 0.7, 0.5, None)
+    limit = Limit(said, said.content, "", 0.7, 0.5, None, {})
     body = write_body(said.content, None)
     event = WriteOp(type="event", body=body, turns=(4,), session="s-1", valid_from=TS.date())
     ops: list[Op] = [event]
@@ -92,4 +92,4 @@ def test_a_limit_already_carded_is_not_carded_again_and_an_event_of_it_becomes_t
     fresh: list[Op] = []
     assert limits._card_limit(limit, fresh, []) and boundaries(fresh)[0].startswith("Crowded trains")
     other_turn = _Msg(9, said.content)
-    assert not limits._card_limit(Limit(other_turn, said.content, "", 0.7, 0.5, None), fresh, [])
+    assert not limits._card_limit(Limit(other_turn, said.content, "", 0.7, 0.5, None, {}), fresh, [])

@@ -49,7 +49,7 @@ from memfs.agent.dream.cardtext import (
     write_body,
 )
 from memfs.agent.dream.dates import find_date
-from memfs.agent.dream.ops import Extraction, MessageLike, Op, SupersedeOp, WriteOp
+from memfs.agent.dream.ops import Extraction, MergeOp, MessageLike, Op, SupersedeOp, WriteOp
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.speech import asks, bids
 from memfs.agent.dream.summary import rewrite_summary, same_fact
@@ -80,27 +80,28 @@ class Limit:
     limit: float
     card_p: float
     blocked: str | None
+    kinds: dict[str, float]
+    """The learned extractor's type probabilities (``learned.TYPES``)."""
 
 
-def blocked(sentence: str, part: str | None = None) -> str | None:
-    """Why ``sentence`` (whose best-scoring clause is ``part``) states no limit that binds the
-    user, or ``None``: a question or a request to the assistant, a hypothetical or hedge,
-    reported speech, a habit the user used to have, or someone else's fact that no clause
-    ties to what the user does."""
+def blocked(sentence: str) -> str | None:
+    """Why ``sentence`` states no limit that binds the user, or ``None``: a question or a
+    request to the assistant, a hypothetical or hedge, reported speech, a habit the user used
+    to have, or someone else's fact that no clause ties to what the user does. Read on the
+    whole sentence, even when a clause of it scored as the limit."""
     from memfs.agent.dream.learned import _CONDITIONAL_CLAUSE, _REPORTED
 
-    part = part or sentence
     if sentence.rstrip().endswith("?") or asks(sentence):
         return "question"
     if bids(sentence):
         return "request"
-    if HYPOTHETICAL.search(part) or _CONDITIONAL_CLAUSE.search(part):
+    if HYPOTHETICAL.search(sentence) or _CONDITIONAL_CLAUSE.search(sentence):
         return "hypothetical"
-    if HEDGE.search(part):
+    if HEDGE.search(sentence):
         return "hedge"
     if _REPORTED.search(sentence) or someone_else_acts(sentence):
         return "reported"
-    if _USED_TO.search(part):
+    if _USED_TO.search(sentence):
         return "past"
     if users_own(sentence) and not names_kin(sentence):
         return None
@@ -113,7 +114,7 @@ def read_limits(window: Sequence[MessageLike], embedder: Embedder) -> list[Limit
     """Every user sentence of ``window`` whose limit score reaches ``LIMIT_BAR`` (its own or a
     clause's), with its learned card probability and the grammar gate's verdict."""
     from memfs.agent.dream.extract_semantic import _units
-    from memfs.agent.dream.learned import features, rows_of, shipped_model
+    from memfs.agent.dream.learned import TYPES, features, rows_of, shipped_model
     from memfs.agent.dream.prototypes import load_prototypes
 
     from memfs.salience import message_limit, message_salience
@@ -126,21 +127,22 @@ def read_limits(window: Sequence[MessageLike], embedder: Embedder) -> list[Limit
     vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
     speakers = ["user"] * len(units)
     scores = message_limit(speakers, vecs, message_salience(texts, speakers, vecs, embedder), embedder)
-    best: dict[tuple[int, str], tuple[float, str]] = {}
+    best: dict[tuple[int, str], float] = {}
     for unit, score in zip(units, scores, strict=True):
         key = (id(unit.msg), unit.sentence)
-        if key not in best or float(score) > best[key][0]:
-            best[key] = (float(score), unit.text)
+        best[key] = max(best.get(key, -1.0), float(score))
     rows = rows_of(window, units)
-    picked = [r for r in rows if best[(id(r.msg), r.sentence)][0] >= LIMIT_BAR]
+    picked = [r for r in rows if best[(id(r.msg), r.sentence)] >= LIMIT_BAR]
     if not picked:
         return []
     protos = load_prototypes(embedder)
-    card_p = shipped_model().card(features(picked, embedder, protos))
+    x = features(picked, embedder, protos)
+    model = shipped_model()
     out = []
-    for row, p in zip(picked, card_p, strict=True):
-        score, part = best[(id(row.msg), row.sentence)]
-        out.append(Limit(row.msg, row.sentence, row.previous, score, float(p), blocked(row.sentence, part)))
+    for row, p, kinds in zip(picked, model.card(x), model.types(x), strict=True):
+        out.append(Limit(row.msg, row.sentence, row.previous, best[(id(row.msg), row.sentence)], float(p),
+                         blocked(row.sentence),
+                         dict(zip(TYPES, map(float, kinds), strict=True))))
     return out
 
 
@@ -174,15 +176,15 @@ def _card_limit(limit: Limit, ops: list[Op], active: Sequence[Card]) -> bool:
     day = msg.ts.date()
     context = limit.previous if leans_on_previous(limit.sentence) else ""
     body = write_body(limit.sentence, find_date(limit.sentence, day), context)
-    for n, op in enumerate(ops):
-        if not isinstance(op, (WriteOp, SupersedeOp)) or msg.turn not in op.turns \
-                or op.session not in (None, msg.session) or not same_fact(body, op.body):
-            continue
-        if op.type in STANDING:
-            return False
-        ops[n] = dataclasses.replace(op, type="boundary", expires=None, valid_from=None,
-                                     salience=max(op.salience, SALIENCE))
-        return True
+    mine = [n for n, op in enumerate(ops) if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
+            and msg.turn in op.turns and op.session in (None, msg.session)]
+    if any(ops[n].type in STANDING for n in mine):  # type: ignore[union-attr]
+        return False  # the message is carded as a standing fact already
+    for n in mine:
+        op = ops[n]
+        if isinstance(op, (WriteOp, SupersedeOp)) and op.type == "event" and same_fact(body, op.body):
+            ops[n] = dataclasses.replace(op, type="boundary", valid_from=None, salience=max(op.salience, SALIENCE))
+            return True  # (a plan keeps its date: what is planned is not a standing limit)
     if any(same_fact(body, o.body) for o in ops if isinstance(o, (WriteOp, SupersedeOp)) and o.type in STANDING):
         return False
     if any(_said_by(c, msg) or c.type in STANDING and same_fact(body, c.body) for c in active):
