@@ -13,12 +13,12 @@ each user sentence of the window is read again:
 1. its write-time limit score (``memfs.salience.message_limit``, the score the index stores
    for the constraint search: close to a limit or circumstance of any domain, far from news
    and chatter) reaches ``LIMIT_BAR``, for the sentence or one of its clauses;
-2. the learned extractor's card probability (``learned.Model.card``) reaches ``CARD_FLOOR``:
-   a low bar, but one that small talk and requests do not clear;
+2. the learned extractor's card probability (``learned.Model.card``) reaches ``CARD_FLOOR``
+   (a low bar), and its probability of a boundary or preference card reaches ``KIND_FLOOR``;
 3. its grammar binds the user (``blocked``): not a question or a request to the assistant
    (``speech.py``), not a hypothetical, conditional or hedge (``rules.lexicon``'s
    ``HYPOTHETICAL`` and ``HEDGE``, ``learned``'s conditional clause), not reported speech,
-   not a habit the user only used to have, and the user's own (``cardtext.users_own``), or
+   not a habit the user only used to have, no day ahead (that is a plan), and the user's own (``cardtext.users_own``), or
    another person's where a clause of the same sentence says what the user does about it.
 
 Such a sentence, when no card of this dream or no active card already says it, becomes a
@@ -48,7 +48,7 @@ from memfs.agent.dream.cardtext import (
     users_own,
     write_body,
 )
-from memfs.agent.dream.dates import find_date
+from memfs.agent.dream.dates import find_date, looks_past
 from memfs.agent.dream.ops import Extraction, MergeOp, MessageLike, Op, SupersedeOp, WriteOp
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.speech import asks, bids
@@ -61,6 +61,10 @@ LIMIT_BAR = 0.5
 """The write-time limit score (``message_limit``) a sentence or clause must reach."""
 CARD_FLOOR = 0.15
 """The learned extractor's card probability the sentence must reach."""
+KIND_FLOOR = 0.25
+"""The learned extractor's probability that the card is a boundary or a preference (the
+types a limit is carded as) the sentence must reach: news, feelings and personal facts that
+merely sound serious stay below it."""
 SALIENCE = 0.85
 """A boundary card's salience (as the learned extractor writes one)."""
 STANDING = frozenset({"boundary", "preference", "fact", "relationship"})
@@ -110,6 +114,14 @@ def blocked(sentence: str) -> str | None:
     return "someone else"
 
 
+def _dated_ahead(sentence: str, msg: MessageLike) -> bool:
+    """Does the sentence name a day ahead of its message ("I see a nutritionist on Thursday")?
+    What is planned for a day is a plan, not a standing limit."""
+    day = msg.ts.date()
+    hit = find_date(sentence, day)
+    return hit is not None and not hit.past and hit.end > day and not looks_past(sentence)
+
+
 def read_limits(window: Sequence[MessageLike], embedder: Embedder) -> list[Limit]:
     """Every user sentence of ``window`` whose limit score reaches ``LIMIT_BAR`` (its own or a
     clause's), with its learned card probability and the grammar gate's verdict."""
@@ -141,7 +153,7 @@ def read_limits(window: Sequence[MessageLike], embedder: Embedder) -> list[Limit
     out = []
     for row, p, kinds in zip(picked, model.card(x), model.types(x), strict=True):
         out.append(Limit(row.msg, row.sentence, row.previous, best[(id(row.msg), row.sentence)], float(p),
-                         blocked(row.sentence),
+                         blocked(row.sentence) or ("dated" if _dated_ahead(row.sentence, row.msg) else None),
                          dict(zip(TYPES, map(float, kinds), strict=True))))
     return out
 
@@ -155,7 +167,8 @@ def promote(extraction: Extraction, window: Sequence[MessageLike], cards: Sequen
 
     if embedder.name != DEFAULT_MODEL or embedder.dim != FITTED_DIM:
         return extraction
-    limits = [x for x in read_limits(window, embedder) if x.card_p >= CARD_FLOOR and x.blocked is None]
+    limits = [x for x in read_limits(window, embedder) if x.card_p >= CARD_FLOOR and x.blocked is None
+              and x.kinds["boundary"] + x.kinds["preference"] >= KIND_FLOOR]
     if not limits:
         return extraction
     active = [c for c in cards if c.status == "active"]
@@ -178,8 +191,8 @@ def _card_limit(limit: Limit, ops: list[Op], active: Sequence[Card]) -> bool:
     body = write_body(limit.sentence, find_date(limit.sentence, day), context)
     mine = [n for n, op in enumerate(ops) if isinstance(op, (WriteOp, SupersedeOp, MergeOp))
             and msg.turn in op.turns and op.session in (None, msg.session)]
-    if any(ops[n].type in STANDING for n in mine):  # type: ignore[union-attr]
-        return False  # the message is carded as a standing fact already
+    if any(ops[n].type in STANDING | {"plan"} for n in mine):  # type: ignore[union-attr]
+        return False  # the message is carded already, as a standing fact or as its plan
     for n in mine:
         op = ops[n]
         if isinstance(op, (WriteOp, SupersedeOp)) and op.type == "event" and same_fact(body, op.body):
