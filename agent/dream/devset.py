@@ -4,8 +4,9 @@ Every split but the blind ones (``extraction_eval.BLIND``) is dev. A blind split
 every fit and every score until it has been measured once; after that it is ``MEASURED`` and
 becomes dev like blind7 did (round two) — blind8 was measured once in issue 13's second round,
 blind9 in its third, blind10 in its fourth, blind11 in its fifth, blind12 in its sixth, blind13 in
-its seventh, blind14 in its eighth (all seven dev now); blind15 (written for the ninth round), like
-any blind split written for a later round, is never read until its first measurement.
+its seventh, blind14 in its eighth (all seven dev now); blind15 (written for the ninth round) and
+blind16 (written for the tenth), like any blind split written for a later round, are never read
+until their first measurement.
 """
 
 from __future__ import annotations

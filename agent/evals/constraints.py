@@ -54,6 +54,12 @@ user; each sharing no content word with its request and avoiding the domain mode
 and the planner's own words; every request asks for a suggestion, a choice or an approval, many
 only by implication) was written on 2026-12-02 for issue 12's next round, to be measured once
 at its end and never tuned on.
+``data/constraint_probes9.jsonl`` (split ``blind9``: 30 probes, six per domain, half plain and
+half indirect as in ``blind8``; new in it: constraints said over two sentences of one message,
+limits of someone the user decides for (a child, a grandparent in their care, a guest), and
+requests that name neither their domain nor an option) was written on
+2026-12-02 for issue 12's next round, before the dream-time limit cards it measures, to be
+measured once and never tuned on.
 """
 
 from __future__ import annotations
@@ -81,7 +87,7 @@ FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jso
          "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
          "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl",
          "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
-         "blind8": "data/constraint_probes8.jsonl"}
+         "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
