@@ -39,12 +39,12 @@ def boundaries(ops: list[Op]) -> list[str]:
 
 
 def test_an_indirect_limit_said_once_becomes_a_boundary_card_and_a_profile_line(real_embedder: Embedder) -> None:
-    window = dream_window("Anything with sesame seeds makes my throat swell up within minutes.")
+    window = dream_window("Being on a boat turns my stomach inside out.")
     extraction = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts)
     cards = boundaries(extraction.ops)
-    assert any("sesame" in body and "user" in body for body in cards), extraction.ops
+    assert any("boat" in body and "user" in body for body in cards), extraction.ops
     profile = parse_summary(extraction.summary).profile
-    assert any("sesame" in line for line in profile), extraction.summary
+    assert any("boat" in line for line in profile), extraction.summary
 
 
 @pytest.mark.parametrize("said", [
