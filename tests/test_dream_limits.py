@@ -38,19 +38,25 @@ def boundaries(ops: list[Op]) -> list[str]:
     return [op.body for op in ops if isinstance(op, WriteOp) and op.type == "boundary"]
 
 
-def test_an_indirect_limit_said_once_becomes_a_boundary_card_and_a_profile_line(real_embedder: Embedder) -> None:
-    window = dream_window("Being on a boat turns my stomach inside out.")
+@pytest.mark.parametrize("said,word", [
+    ("Being on a boat turns my stomach inside out.", "boat"),
+    ("Heights make me dizzy and shaky, I stay off ladders.", "ladders"),
+])
+def test_an_indirect_limit_said_once_becomes_a_boundary_card_and_a_profile_line(real_embedder: Embedder,
+                                                                              said: str, word: str) -> None:
+    """Neither sentence is carded by the learned extractor or the rules alone."""
+    window = dream_window(said)
     extraction = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts)
     cards = boundaries(extraction.ops)
-    assert any("boat" in body and "user" in body for body in cards), extraction.ops
+    assert any(word in body and "user" in body for body in cards), extraction.ops
     profile = parse_summary(extraction.summary).profile
-    assert any("boat" in line for line in profile), extraction.summary
+    assert any(word in line for line in profile), extraction.summary
 
 
 @pytest.mark.parametrize("said", [
-    "My flatmate can't stand loud music after ten, she works early shifts.",  # another person's limit
-    "If I ever went vegan I'd have to give up cheese, which sounds impossible.",  # a hypothetical
-    "I used to avoid dairy completely, it always upset my stomach.",  # a dropped limit
+    "My boyfriend can't handle spicy food at all, it makes him sick.",  # another person's limit
+    "If I ever got pregnant I'd have to stop drinking coffee.",  # a hypothetical
+    "I used to hate the sea, being on a boat turned my stomach.",  # a dropped limit
 ])
 def test_someone_elses_a_hypothetical_or_a_dropped_limit_is_no_boundary(real_embedder: Embedder,
                                                                          said: str) -> None:
