@@ -153,7 +153,6 @@ class OfflineExtractor:
         if self.embedder is None:
             return ruled
         from memfs.agent.dream.learned import LearnedExtractor
-
         from memfs.agent.dream.limits import promote
 
         learned = LearnedExtractor(self.embedder)(window, cards, summary, now)
