@@ -57,7 +57,7 @@ from memfs.agent.dream.summary import rewrite_summary, same_fact
 from memfs.cards import Card
 from memfs.embed import DEFAULT_MODEL, Embedder
 
-LIMIT_BAR = 0.5
+LIMIT_BAR = 0.55
 """The write-time limit score (``message_limit``) a sentence or clause must reach."""
 CARD_FLOOR = 0.15
 """The learned extractor's card probability the sentence must reach."""
