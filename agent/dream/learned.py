@@ -281,7 +281,7 @@ class LearnedExtractor(SemanticExtractor):
         proposed = [Proposal(c, float(p), self.model.threshold, t, xr[grammar])
                     for unit, row, p, t, xr in zip(sentence_units, rows, card, types, x, strict=True)
                     if p >= floor and unit.sentence not in cancelled
-                    and (c := self._typed(unit, row, t, vec_of[id(unit)], protos, float(p)))]
+                    and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
         bar = self.verifier.floor if self.verifier is not None else self.model.threshold
         chosen = [p for p in proposed if p.card_p >= bar]
         people = [Proposal(c, 1.0, self.model.threshold, np.eye(len(TYPES))[TYPES.index("relationship")],
@@ -316,8 +316,7 @@ class LearnedExtractor(SemanticExtractor):
                      entities=entities(body), turns={unit.msg.turn}, profile=True)
                 for (unit, body), vec in zip(found, vecs, strict=True)]
 
-    def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes,
-               card_p: float = 0.0) -> Cand | None:
+    def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
         """The most likely type's card; a routine told with a day ("parkrun every Saturday") is
         a standing fact, not a plan; reported speech ("my manager priya says I'm ...") can only
         say who that person is, never the user's own fact or plan."""
@@ -335,10 +334,10 @@ class LearnedExtractor(SemanticExtractor):
         elif kind == "plan" and not ahead:
             # no day ahead of its own: not a plan ("me and tamsin split up in january"), the next type
             kind = order[1]
-        return self._card(unit, row, kind, vec, protos, hit, ahead, card_p) if kind else None
+        return self._card(unit, row, kind, vec, protos, hit, ahead) if kind else None
 
     def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes,
-              hit: DateHit | None, future: bool, card_p: float = 0.0) -> Cand | None:
+              hit: DateHit | None, future: bool) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
         date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
@@ -359,7 +358,7 @@ class LearnedExtractor(SemanticExtractor):
         body = write_body(sentence, hit if future or kind == "event" else None, context)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
-                    profile=admit(unit.scores, protos.classes, sentence, day, kind, card_p))
+                    profile=admit(unit.scores, protos.classes, sentence, day, kind))
 
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"

@@ -33,10 +33,6 @@ PROFILE_ACCEPT = 0.34
 """The best standing-slot prototype score a sentence needs to be a profile line."""
 EVENT_ACCEPT = 0.42
 """The same, for a sentence told as a one-off event (not a taste: a taste told so never is)."""
-CONFIDENT = 0.9
-"""The learned card probability from which a sentence not told as an event is a standing fact
-(on the profile dev set's sentences: 18 of 33 carded standing facts and constraints, 3 of 110
-carded small-talk sentences not told as events)."""
 TASTE = "cares about"
 
 _OPENERS = frozenset({"oh", "and", "so", "ha", "haha", "lol", "ugh", "ok", "okay", "right", "well", "anyway",
@@ -82,16 +78,11 @@ def past_clause(text: str) -> bool:
 
 
 def admit(scores: Scores | None, classes: dict[str, CardClass], sentence: str, day: dt.date,
-          kind: str, card_p: float = 0.0) -> bool:
-    """Is the card written from ``sentence`` (of type ``kind``) a standing fact? A boundary
-    always is; ``card_p``: the learned extractor's card probability, when it wrote the card
-    (at ``CONFIDENT`` or above, a sentence not told as an event is one whatever its prototype
-    score: lowercase chat scores low against the prototypes)."""
-    if kind == "boundary":
-        return True
+          kind: str) -> bool:
+    """Is the card written from ``sentence`` (of type ``kind``) a standing fact?"""
     if scores is None or kind in ("plan", "event"):
         return False
     name, score = standing_slot(scores, classes)
     if told_as_event(sentence, day):
         return classes[name].profile != TASTE and score >= EVENT_ACCEPT
-    return score >= PROFILE_ACCEPT or card_p >= CONFIDENT
+    return score >= PROFILE_ACCEPT
