@@ -51,6 +51,7 @@ from memfs.agent.dream.ops import (
 from memfs.agent.dream.prototypes import Prototypes, Scores, Thresholds, load_prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import first_person, names_in
+from memfs.agent.dream.standing import admit
 from memfs.agent.dream.summary import rewrite_summary
 
 from memfs.cards import Card
@@ -88,6 +89,8 @@ class Cand:
     expires: dt.date | None = None
     valid_from: dt.date | None = None
     turns: set[int] = field(default_factory=set)
+    profile: bool | None = None
+    """A standing fact, a line of the summary's profile (``standing.admit``)."""
 
 
 class SemanticExtractor:
@@ -191,7 +194,8 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
         text = unit.sentence if unit.text == unit.sentence else unit.text
         cands.append(Cand(cls.name, cls.type, write_body(text, None, unit.context), unit.msg, cls.salience, vec,
                           entities=_entities(unit), turns={unit.msg.turn},
-                          valid_from=day if cls.type == "event" else None))
+                          valid_from=day if cls.type == "event" else None,
+                          profile=admit(scores, protos.classes, text, day, cls.type)))
     return cands, closes
 
 
@@ -273,6 +277,7 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
             out.append(c)
             continue
         same.turns |= c.turns
+        same.profile = bool(same.profile or c.profile) if same.profile is not None or c.profile is not None else None
         if len(c.body) > len(same.body) and same.msg is c.msg:
             same.body, same.vector = c.body, c.vector
     return out
@@ -289,7 +294,7 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
         old = _replaced(c, active, sims, card_classes, th, used)
         fields = {"type": c.type, "body": c.body, "entities": c.entities, "salience": round(c.salience, 2),
                   "valid_from": c.valid_from, "expires": c.expires, "turns": tuple(sorted(c.turns)),
-                  "session": c.msg.session}
+                  "session": c.msg.session, "profile": c.profile}
         if old is not None:
             used.add(old.id)
             ops.append(SupersedeOp(old_id=old.id, **fields))  # type: ignore[arg-type]
@@ -301,7 +306,10 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
-    taste, a plan) and a high similarity."""
+    taste, a plan) and a high similarity. A candidate that is no standing fact (``profile`` is
+    False: a one-off event, small talk) replaces a single slot's value only by similarity:
+    "tried ordering food in Welsh on holiday" does not move the user out of Cardiff."""
+    standing = c.profile is not False or c.cls == "plan" or c.type in ("plan", "event")
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -309,7 +317,8 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
+        single = standing and same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") \
+            and card.type == c.type
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)
@@ -333,7 +342,7 @@ def _merges(active: Sequence[Card], vecs: np.ndarray, used: set[str], th: Thresh
         out.append(MergeOp(ids=tuple(c.id for c in group), type=keep.type, body=keep.body,
                            entities=tuple(dict.fromkeys(e for c in group for e in c.entities)),
                            salience=max(c.salience for c in group), valid_from=keep.valid_from,
-                           expires=keep.expires))
+                           expires=keep.expires, profile=False))  # it replaces their lines, adds none
     return out
 
 

@@ -118,17 +118,24 @@ def run_dreamed(split: str = "dev", n_messages: int = 1600, *, together: int = 5
 def replay(pair: MemoryPair, probes: list[Probe], n_messages: int) -> dict[str, str]:
     """The scenario through ``add_messages``, each session's compactions dreamed at its last
     message's time; then the window compacted and dreamed. The message id of each constraint."""
+    return replay_history(pair, build_history(probes, n_messages), {p.id: p.constraint for p in probes})
+
+
+def replay_history(pair: MemoryPair, history: list[tuple[str, list[dict[str, Any]]]],
+                   lines: dict[str, str], end: dt.datetime = PROBE_DAY - dt.timedelta(days=1)) -> dict[str, str]:
+    """``history`` (``constraints.history_with``) replayed as ``replay`` does; the message id
+    (``<session>:<turn>``) of each user line in ``lines`` (id -> text)."""
     from memfs.turn import TurnOptions, add_messages, end_session
 
     said: dict[str, str] = {}
-    for sid, msgs in build_history(probes, n_messages):
+    for sid, msgs in history:
         add_messages(pair, [{"role": m["role"], "content": m["content"], "ts": format_ts(m["ts"]),
                              "session": sid} for m in msgs], options=TurnOptions(dream="none"))
         end_session(pair)
-        said.update({p.id: f"{sid}:{turn}" for turn, m in enumerate(msgs)
-                     for p in probes if m["content"] == p.constraint})
+        said.update({key: f"{sid}:{turn}" for turn, m in enumerate(msgs)
+                     for key, text in lines.items() if m["role"] == "user" and m["content"] == text})
         dream_at(pair, msgs[-1]["ts"])
-    flush_window(pair, PROBE_DAY - dt.timedelta(days=1))
+    flush_window(pair, end)
     return said
 
 

@@ -68,6 +68,7 @@ import datetime as dt
 import json
 import random
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -194,16 +195,25 @@ def build_history(probes: list[Probe], n_messages: int, seed: int = 5,
     """(session id, messages) of small talk with repeated lines and each constraint once."""
     if n_messages < 4 * len(probes) or n_messages % 2:
         raise BadInputError(f"messages: need an even number >= {4 * len(probes)}")
+    said = [(p.constraint, REPLIES[n % len(REPLIES)]) for n, p in enumerate(probes)]
+    return history_with(said, n_messages, seed=seed, sessions=sessions)
+
+
+def history_with(said: list[tuple[str, str]], n_messages: int, *, seed: int = 5, sessions: int = 20,
+                 bank: dict[str, Any] | None = None, repeated: Sequence[str] = REPEATED,
+                 replies: Sequence[str] = REPLIES) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(session id, messages): ``n_messages`` of the bank's small talk over ``sessions``
+    sessions, every seventh exchange one of the ``repeated`` lines (with one of ``replies``),
+    and each (user line, reply) of ``said`` once, at spread-out places."""
     rng = random.Random(seed)
-    talk = _SmallTalk(rng, _bank())
+    talk = _SmallTalk(rng, bank if bank is not None else _bank())
     pairs_per = n_messages // 2 // sessions or 1
     exchanges = [p for _ in range(sessions) for p in talk.session(pairs_per)]
     for i in range(0, len(exchanges), 7):  # the lines typed again and again
-        exchanges[i] = (rng.choice(REPEATED), rng.choice(REPLIES))
-    step = len(exchanges) // (len(probes) + 1)
-    for n, probe in enumerate(probes):
-        exchanges[step * (n + 1) - rng.randrange(step // 2 + 1)] = (
-            probe.constraint, REPLIES[n % len(REPLIES)])
+        exchanges[i] = (rng.choice(list(repeated)), rng.choice(list(replies)))
+    step = len(exchanges) // (len(said) + 1)
+    for n, line in enumerate(said):
+        exchanges[step * (n + 1) - rng.randrange(step // 2 + 1)] = line
     out: list[tuple[str, list[dict[str, Any]]]] = []
     for s in range(sessions):
         when = START + dt.timedelta(days=2 * s, hours=rng.randint(0, 9))

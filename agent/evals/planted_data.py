@@ -295,8 +295,9 @@ class _SmallTalk:
 
     def _values(self) -> dict[str, str]:
         values = {name: self.rng.choice(opts) for name, opts in self.bank["slots"].items()}
-        values["outing2"] = self.rng.choice(
-            [o for o in self.bank["slots"]["outing"] if o != values["outing"]])
+        others = [o for o in self.bank["slots"].get("outing", ()) if o != values.get("outing")]
+        if others:  # a second, different outing ("{outing} or {outing2}"); a bank may have none
+            values["outing2"] = self.rng.choice(others)
         return values
 
     def _prefixed(self, template: str, values: dict[str, str]) -> str:

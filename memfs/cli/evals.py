@@ -26,7 +26,7 @@ HOME_HELP = "Run in this folder and keep it (default: a temporary home, removed 
 
 @cli.group("eval")
 def eval_group() -> None:
-    """Run a built-in evaluation (planted, decision, isolation, pins, constraints, longmemeval)."""
+    """Run a built-in evaluation (planted, decision, isolation, pins, constraints, profile, longmemeval)."""
 
 
 def eval_embedder(state: State) -> Embedder | None:
@@ -158,6 +158,22 @@ def constraints(state: State, split: str, n_messages: int, together: int, dreame
 
     finish(run(split, n_messages, together=together, home=home, embedder=eval_embedder(state)),
            as_json)
+
+
+@eval_group.command("profile")
+@click.option("--split", type=click.Choice(["dev", "blind"]), default="dev", show_default=True,
+              help="dev: the set the profile admission was tuned on; blind: measured once, "
+                   "never tuned on.")
+@click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
+              help="Messages of small talk around the standing facts (even).")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
+@click.option("--json", "as_json", is_flag=True)
+@pass_state
+def profile(state: State, split: str, n_messages: int, home: Path | None, as_json: bool) -> None:
+    """Profile: after weeks of small talk the summary holds the standing facts, within budget."""
+    from memfs.agent.evals.profile import run_profile
+
+    finish(run_profile(split, n_messages, home=home, embedder=eval_embedder(state)), as_json)
 
 
 @eval_group.command("longmemeval")
