@@ -83,8 +83,7 @@ _LEANS = re.compile(r"^\W*(?:(?:and|but|so|yeah|also|oh)\s+)?(?:he|she|they|it|i
                     r"his|her|their|that|this|there)\b", re.IGNORECASE)
 
 
-_OBJECT = re.compile(r"(?<!/)\b(?:it|that|this|them|one)\b(?!['/])", re.IGNORECASE)
-"""A pronoun pointing back ("sort that out"); not one in a pronoun set ("they/them")."""
+_OBJECT = re.compile(r"\b(?:it|that|this|them|one)\b(?!')", re.IGNORECASE)
 
 
 def leans_on_previous(sentence: str) -> bool:
@@ -117,38 +116,10 @@ def as_said(text: str) -> str:
     return text + "." if re.search(r"[\w'\")\]]$", text) else text
 
 
-_OPENER = re.compile(r"^\W*(?:(?:so|oh|anyway|yeah|ok|okay|btw|well|honestly|ha|haha|lol|ugh|right|hmm|um)"
-                     r"[,!.:]+\s+)+(?:and\s+)?", re.IGNORECASE)
-
-
-def without_opener(text: str) -> str:
-    """``text`` without the interjections it opens on, set off by a comma ("Oh, and ...",
-    "Ugh, ..."): they say nothing on a card read weeks later. An adverb that belongs to the
-    sentence ("honestly i hate mornings") stays."""
-    rest = _OPENER.sub("", text, count=1)
-    return rest if len(rest.split()) >= 2 else text
-
-
-_FILLER_WORDS = frozenset({"thanks", "thank", "you", "no", "yes", "yeah", "yep", "nope", "ok", "okay", "lol", "haha",
-                           "ha", "right", "sorry", "oh", "wow", "idea", "worries", "hi", "hey", "hello", "well", "so",
-                           "anyway", "omg", "ugh", "hmm", "cool", "nice", "great", "sure", "aw", "aww"})
-"""Interjections and replies that say nothing alone (a closed class)."""
-
-
-def fragment(text: str) -> bool:
-    """Filler: a few words of interjection or reply and nothing else ("Thanks.", "No idea!!",
-    "Lol right."). A short context that names something ("Her tamales.", "My wife, sorry!")
-    is no fragment: it says what the next sentence is about."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    return len(words) < 4 and all(w in _FILLER_WORDS for w in words)
-
-
 def write_body(sentence: str, hit: DateHit | None, context: str = "") -> str:
     """The card body for ``sentence``: third person, date resolved, ``context`` in front when
-    the sentence leans on it (and says something itself: not a fragment), without the
-    interjections it opens on, and otherwise the user's words as typed."""
-    said = dated(without_opener(sentence), hit)
-    context = "" if fragment(context) else without_opener(context)
+    the sentence leans on it, and otherwise the user's words as typed."""
+    said = dated(sentence, hit)
     parts = [p for p in (context, said) if p]
     text = " ".join(as_said(third_person(p)) for p in parts)
     return first_clause_text(text, 400)

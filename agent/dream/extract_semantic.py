@@ -51,7 +51,6 @@ from memfs.agent.dream.ops import (
 from memfs.agent.dream.prototypes import Prototypes, Scores, Thresholds, load_prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import first_person, names_in
-from memfs.agent.dream.standing import admit
 from memfs.agent.dream.summary import rewrite_summary
 
 from memfs.cards import Card
@@ -89,8 +88,6 @@ class Cand:
     expires: dt.date | None = None
     valid_from: dt.date | None = None
     turns: set[int] = field(default_factory=set)
-    profile: bool | None = None
-    """A standing fact, a line of the summary's profile (``standing.admit``)."""
 
 
 class SemanticExtractor:
@@ -194,8 +191,7 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
         text = unit.sentence if unit.text == unit.sentence else unit.text
         cands.append(Cand(cls.name, cls.type, write_body(text, None, unit.context), unit.msg, cls.salience, vec,
                           entities=_entities(unit), turns={unit.msg.turn},
-                          valid_from=day if cls.type == "event" else None,
-                          profile=admit(scores, protos.classes, text, day, cls.type)))
+                          valid_from=day if cls.type == "event" else None))
     return cands, closes
 
 
@@ -277,7 +273,6 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
             out.append(c)
             continue
         same.turns |= c.turns
-        same.profile = bool(same.profile or c.profile) if same.profile is not None or c.profile is not None else None
         if len(c.body) > len(same.body) and same.msg is c.msg:
             same.body, same.vector = c.body, c.vector
     return out
@@ -294,7 +289,7 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
         old = _replaced(c, active, sims, card_classes, th, used)
         fields = {"type": c.type, "body": c.body, "entities": c.entities, "salience": round(c.salience, 2),
                   "valid_from": c.valid_from, "expires": c.expires, "turns": tuple(sorted(c.turns)),
-                  "session": c.msg.session, "profile": c.profile}
+                  "session": c.msg.session}
         if old is not None:
             used.add(old.id)
             ops.append(SupersedeOp(old_id=old.id, **fields))  # type: ignore[arg-type]
@@ -306,10 +301,7 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
-    taste, a plan) and a high similarity. A candidate that is no standing fact (``profile`` is
-    False: a one-off event, small talk) replaces a single slot's value only by similarity:
-    "tried ordering food in Welsh on holiday" does not move the user out of Cardiff."""
-    standing = c.profile is not False or c.cls == "plan" or c.type in ("plan", "event")
+    taste, a plan) and a high similarity."""
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -317,8 +309,7 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = standing and same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") \
-            and card.type == c.type
+        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)
@@ -342,7 +333,7 @@ def _merges(active: Sequence[Card], vecs: np.ndarray, used: set[str], th: Thresh
         out.append(MergeOp(ids=tuple(c.id for c in group), type=keep.type, body=keep.body,
                            entities=tuple(dict.fromkeys(e for c in group for e in c.entities)),
                            salience=max(c.salience for c in group), valid_from=keep.valid_from,
-                           expires=keep.expires, profile=False))  # it replaces their lines, adds none
+                           expires=keep.expires))
     return out
 
 

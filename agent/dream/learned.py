@@ -48,7 +48,6 @@ from memfs.agent.dream.prototypes import Prototypes
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import names_in
 from memfs.agent.dream.speech import addressed, asks, bids
-from memfs.agent.dream.standing import admit
 from memfs.agent.dream.verify import Proposal, Verifier, shipped_verifier
 
 from memfs.cards import Card
@@ -313,7 +312,7 @@ class LearnedExtractor(SemanticExtractor):
         vecs = np.asarray(self.embedder.embed([body for _, body in found]), dtype=np.float32)
         cls = "family" if "family" in protos.classes else "relationship"
         return [Cand(cls, "relationship", body, unit.msg, SALIENCE["relationship"], vec,
-                     entities=entities(body), turns={unit.msg.turn}, profile=True)
+                     entities=entities(body), turns={unit.msg.turn})
                 for (unit, body), vec in zip(found, vecs, strict=True)]
 
     def _typed(self, unit: Unit, row: Row, types: np.ndarray, vec: np.ndarray, protos: Prototypes) -> Cand | None:
@@ -357,8 +356,7 @@ class LearnedExtractor(SemanticExtractor):
         cls = best if best in protos.classes and protos.classes[best].type == kind else kind
         body = write_body(sentence, hit if future or kind == "event" else None, context)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
-                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
-                    profile=admit(unit.scores, protos.classes, sentence, day, kind))
+                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn})
 
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
@@ -375,7 +373,5 @@ def states_nothing(sentence: str, kind: str) -> bool:
     apply"): no card of ``kind`` is written from it."""
     if sentence.rstrip().endswith("?") or not _WORD.search(sentence):
         return True  # a question, or no word at all ("💍💍", "ok x"): nothing stated yet
-    if len(sentence.split()) < 3 and not first_person_anywhere(sentence):
-        return True  # a fragment or filler ("Morning!", "Love it.", "Hello hello."): no one's fact
     return kind != "boundary" and bool(addressed(sentence) or _CONDITIONAL_CLAUSE.search(sentence)
                                        or HYPOTHETICAL.search(sentence) or HEDGE.search(sentence))

@@ -62,9 +62,6 @@ class CardDraft:
     expires: dt.date | None = None
     turns: tuple[int, ...] = ()
     session: str | None = None
-    profile: bool | None = None
-    """Is the card a standing fact, a line of the summary's profile (``standing.py``)? The
-    offline extractor decides it when it writes the card; ``None``: by the card's type."""
 
     def card_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "body": self.body,

@@ -116,9 +116,6 @@ def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[
 
 
 def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]) -> list[str]:
-    """A line for each new standing card (``admitted``); a superseded or merged card's line
-    gives way to its successor's, in its place, whether or not that one was admitted on its own
-    (a standing fact's new value is one too). Every other line stays as it is."""
     by_id = {c.id: c for c in active}
     out = list(lines)
     for op in ops:
@@ -127,19 +124,11 @@ def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]
         new = clip(op.body)
         olds = [by_id[t] for t in op_targets(op) if t in by_id]
         at = next((i for i, line in enumerate(out) for old in olds if from_card(line, old.body)), None)
-        if at is None and not admitted(op):
-            continue
         out = [line for line in out if not any(from_card(line, old.body) for old in olds)]
         if new in out or any(same_fact(new, line) for line in out):
             continue
         out.insert(at if at is not None and at <= len(out) else len(out), new)
     return out
-
-
-def admitted(op: CardOp) -> bool:
-    """Is the card of ``op`` a line of the profile: as its extractor decided when it wrote it
-    (``CardDraft.profile``, ``standing.py``), else by its type."""
-    return op.type in PROFILE_TYPES if op.profile is None else op.profile
 
 
 def same_fact(new: str, line: str) -> bool:
@@ -173,9 +162,7 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     if story and story.strip():
         return [f"{day}: {clip(story, 300)}"]
     cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    new = [op for op in cards if not isinstance(op, MergeOp) and not admitted(op)]
-    # events and plans before the cards that were no standing fact: they are what happened
-    told = [op.body for op in sorted(new, key=lambda op: op.type in PROFILE_TYPES)]
+    told = [op.body for op in cards if op.type not in PROFILE_TYPES]
     if told:
         return [f"{day}: {clip(b)}" for b in told[:4]]
     if cards:
@@ -184,49 +171,25 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     return [f"{day}{_SMALL_TALK}{clip(said, 80)}\")"] if said else []
 
 
-def _fit(summary: Summary, plans: list[str], limit: int) -> None:
-    """Shorten the story (small talk first, then oldest first), then condense the profile;
-    the open plans (the story's tail: each is a card too, found by search) are cut short,
-    then the furthest off leave the summary before the profile is condensed past 80
-    characters a line. No profile line is ever dropped."""
-    def size() -> int:  # as the file is written: with its final newline
-        return len(summary.render(plans)) + 1
+def _fit(summary: Summary, plans: Sequence[str], limit: int) -> None:
+    """Shorten the story (small talk first, then oldest first), then condense the profile."""
+    def size() -> int:
+        return len(summary.render(plans))
 
     while summary.story and size() > limit:
         small = next((i for i, line in enumerate(summary.story) if _SMALL_TALK in line), 0)
         summary.story.pop(small)
-    for width in (120, 80):
+    for width in (120, 80, 50):
         if size() <= limit:
             return
         summary.profile = [condense(line, width) for line in summary.profile]
-    plans[:] = [_short_plan(p) for p in plans]
-    while plans and size() > limit:  # the plan furthest off (or with no date) goes first
-        del plans[max(range(len(plans)), key=lambda i: (_UNTIL.findall(plans[i]) or ["9999-12-31"])[-1])]
-    for width in (50, 30):
-        if size() <= limit:
-            return
-        summary.profile = [condense(line, width) for line in summary.profile]
-
-
-_UNTIL = re.compile(r"\(until (\d{4}-\d{2}-\d{2})\)")
-
-
-def _short_plan(plan: str) -> str:
-    """A plan line cut to 80 characters, keeping its "(until ...)"."""
-    until = _UNTIL.search(plan)
-    tail = f" {until.group(0)}" if until else ""
-    head = plan[: until.start()].rstrip() if until else plan
-    return clip(head, 80) + tail
 
 
 def condense(line: str, width: int) -> str:
-    """A profile line cut to its first clause that says something (three words or more, not
-    an interjection: "Oh, and ..." is not cut to "Oh"), or to ``width`` characters; never to
-    nothing."""
+    """A profile line cut to its first clause, or to ``width`` characters; never to nothing."""
     if len(line) <= width:
         return line
-    parts = [p.rstrip(" .;,") for p in re.split(r"(?<=[.;])\s+|,\s+(?=(?:and|but|which|who|so)\b)", line)]
-    first = next((p for p in parts if len(p.split()) >= 3), line.rstrip(" .;,"))
+    first = re.split(r"(?<=[.;])\s+|,\s+(?=(?:and|but|which|who|so)\b)", line)[0].rstrip(" .;,")
     return first if len(first) <= width else first[: width - 1].rstrip() + "…"
 
 
