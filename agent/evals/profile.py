@@ -3,8 +3,8 @@
 The summary's ``## Profile`` is in every turn's context, so it is for *standing* facts (name,
 pronouns, work, home, family, partner, pets, health and diet, boundaries, what the user cares
 about), and the story for what happened (issue 13, point 1). Over 1,600 messages of small talk
-the dreams used to turn one-off chat into profile lines ("The user finally tried cooking a Thai
-green curry.") until the summary outgrew its budget. This eval replays such a history the way
+the dreams turn one-off chat into profile lines ("The user finally tried cooking a Thai green
+curry.") until the summary is at its budget and only condensing holds it there. This eval replays such a history the way
 the product sees it (``constraint_dream.replay_history``: ``add_messages``, each compaction
 dreamed with the offline extractor at the scenario's clock, the window flushed and dreamed at
 the end) with a set of standing facts each said once, and reads the summary after *every* dream
@@ -20,8 +20,8 @@ the end) with a set of standing facts each said once, and reads the summary afte
 Set files (``data/profile_<split>.json``, schema fixed): ``about``, ``split``, ``bank`` (an
 object in the schema of ``data/smalltalk.json``, or the name of such a file next to it),
 ``repeated`` (user lines typed again and again), ``replies`` (generic assistant replies) and
-``standing`` (``id``, ``slot``, ``said``, ``reply``, ``gist``). ``dev`` is what the profile
-admission was tuned on; ``blind`` is written by a session that writes no product code and is
+``standing`` (``id``, ``slot``, ``said``, ``reply``, ``gist``). ``dev`` was written with the
+code (a profile admission tuned on it was measured on ``blind`` and reverted, BENCHMARKS.md); ``blind`` is written by a session that writes no product code and is
 measured once by the lead, never tuned on. The facts are spread over pairs so that no pair
 holds two facts of one slot (a user has one name).
 """

@@ -162,7 +162,7 @@ def constraints(state: State, split: str, n_messages: int, together: int, dreame
 
 @eval_group.command("profile")
 @click.option("--split", type=click.Choice(["dev", "blind"]), default="dev", show_default=True,
-              help="dev: the set the profile admission was tuned on; blind: measured once, "
+              help="dev: written with the code, tuned on; blind: measured once, "
                    "never tuned on.")
 @click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
               help="Messages of small talk around the standing facts (even).")
