@@ -153,12 +153,9 @@ class OfflineExtractor:
         if self.embedder is None:
             return ruled
         from memfs.agent.dream.learned import LearnedExtractor
-        from memfs.agent.dream.limits import promote
 
         learned = LearnedExtractor(self.embedder)(window, cards, summary, now)
-        # a limit said once is a boundary card, so its profile line is in every turn (issue 12)
-        return promote(combine(ruled, learned, window, cards, summary, now), window, cards, summary, now,
-                       self.embedder)
+        return combine(ruled, learned, window, cards, summary, now)
 
 
 def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
