@@ -39,6 +39,16 @@ def test_set_files_are_checked_and_an_inline_bank_is_accepted() -> None:
         profile_eval.load_set("test")
 
 
+def test_the_second_blind_set_loads_and_spreads_over_pairs() -> None:
+    """blind2 is measured once by the lead: here it is only loaded (never run) — its 24 facts
+    go to pairs with no slot twice in a pair."""
+    blind2 = profile_eval.load_set("blind2")
+    assert blind2.split == "blind2" and len(blind2.standing) == 24 and "topics" in blind2.bank
+    groups = profile_eval.groups_of(blind2.standing)
+    assert all(len({f.slot for f in g}) == len(g) for g in groups)
+    assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in blind2.standing)
+
+
 def test_profile_eval_quick_run_keeps_standing_facts_within_budget(real_embedder: Embedder,
                                                                   tmp_path: Path) -> None:
     """One pair of the dev set (8 standing facts) in 200 messages of small talk: the summary

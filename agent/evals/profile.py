@@ -22,7 +22,8 @@ object in the schema of ``data/smalltalk.json``, or the name of such a file next
 ``repeated`` (user lines typed again and again), ``replies`` (generic assistant replies) and
 ``standing`` (``id``, ``slot``, ``said``, ``reply``, ``gist``). ``dev`` was written with the
 code (a profile admission tuned on it was measured on ``blind`` and reverted, BENCHMARKS.md); ``blind`` is written by a session that writes no product code and is
-measured once by the lead, never tuned on. The facts are spread over pairs so that no pair
+measured once by the lead, never tuned on; ``blind2`` likewise (a second blind set, small talk in
+chat register, its bank inline). The facts are spread over pairs so that no pair
 holds two facts of one slot (a user has one name).
 """
 
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from memfs.embed import Embedder
     from memfs.store import MemoryPair
 
-FILES = {"dev": "data/profile_dev.json", "blind": "data/profile_blind.json"}
+FILES = {"dev": "data/profile_dev.json", "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json"}
 SLOTS = ("name", "pronouns", "work", "home", "family", "partner", "pet", "health", "diet", "boundary", "cares")
 PER_PAIR = 8
 """Standing facts per pair, at most (a pair never holds two of one slot)."""
