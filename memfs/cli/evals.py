@@ -161,9 +161,10 @@ def constraints(state: State, split: str, n_messages: int, together: int, dreame
 
 
 @eval_group.command("profile")
-@click.option("--split", type=click.Choice(["dev", "blind"]), default="dev", show_default=True,
-              help="dev: written with the code, tuned on; blind: measured once, "
-                   "never tuned on.")
+@click.option("--split", type=click.Choice(["dev", "dev2", "blind"]), default="dev", show_default=True,
+              help="dev: written with the code, tuned on; dev2: chat-register small talk "
+                   "(typos, lowercase, emoji), written before the code it measures, "
+                   "for calibration; blind: measured once, never tuned on.")
 @click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
               help="Messages of small talk around the standing facts (even).")
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), help=HOME_HELP)
