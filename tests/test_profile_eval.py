@@ -49,6 +49,19 @@ def test_the_second_blind_set_loads_and_spreads_over_pairs() -> None:
     assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in blind2.standing)
 
 
+def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
+    """dev2 (chat-register small talk, its bank inline) loads through load_set: 24 facts,
+    every slot kind at least twice, and groups_of never puts two of one slot in a pair."""
+    dev2 = profile_eval.load_set("dev2")
+    assert dev2.split == "dev2" and len(dev2.standing) == 24
+    assert len(dev2.bank["topics"]) >= 20 and all(len(t["lines"]) >= 5 for t in dev2.bank["topics"])
+    counts = {slot: sum(f.slot == slot for f in dev2.standing) for slot in profile_eval.SLOTS}
+    assert all(2 <= n <= 3 for n in counts.values()), counts
+    groups = profile_eval.groups_of(dev2.standing)
+    assert all(len({f.slot for f in g}) == len(g) for g in groups)
+    assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in dev2.standing)
+
+
 def test_profile_eval_quick_run_keeps_standing_facts_within_budget(real_embedder: Embedder,
                                                                   tmp_path: Path) -> None:
     """One pair of the dev set (8 standing facts) in 200 messages of small talk: the summary

@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from memfs.embed import Embedder
     from memfs.store import MemoryPair
 
-FILES = {"dev": "data/profile_dev.json", "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json"}
+FILES = {"dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json", "blind": "data/profile_blind.json",
+         "blind2": "data/profile_blind2.json"}
 SLOTS = ("name", "pronouns", "work", "home", "family", "partner", "pet", "health", "diet", "boundary", "cares")
 PER_PAIR = 8
 """Standing facts per pair, at most (a pair never holds two of one slot)."""
