@@ -21,6 +21,13 @@ from memfs.embed import Embedder
 from memfs.errors import BadInputError
 
 
+def assert_spread(data: profile_eval.ProfileSet) -> None:
+    """Every fact of the set is in one pair, and no pair holds two facts of one slot."""
+    groups = profile_eval.groups_of(data.standing)
+    assert all(len({f.slot for f in g}) == len(g) for g in groups)
+    assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in data.standing)
+
+
 def test_set_files_are_checked_and_an_inline_bank_is_accepted() -> None:
     dev = json.loads(resources.files("memfs.agent.evals").joinpath(profile_eval.FILES["dev"]).read_text("utf-8"))
     inline = profile_eval.parse_set(dev, "dev")
@@ -28,9 +35,7 @@ def test_set_files_are_checked_and_an_inline_bank_is_accepted() -> None:
     bank = dict(inline.bank)
     loaded = profile_eval.parse_set({**dev, "bank": bank}, "dev")
     assert loaded.bank == inline.bank
-    groups = profile_eval.groups_of(loaded.standing)
-    assert all(len({f.slot for f in g}) == len(g) for g in groups)
-    assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in loaded.standing)
+    assert_spread(loaded)
     with pytest.raises(BadInputError, match="slot"):
         profile_eval.parse_set({**dev, "standing": [{**dev["standing"][0], "slot": "hobby"}]}, "dev")
     with pytest.raises(BadInputError, match="bank"):
@@ -44,9 +49,7 @@ def test_the_second_blind_set_loads_and_spreads_over_pairs() -> None:
     go to pairs with no slot twice in a pair."""
     blind2 = profile_eval.load_set("blind2")
     assert blind2.split == "blind2" and len(blind2.standing) == 24 and "topics" in blind2.bank
-    groups = profile_eval.groups_of(blind2.standing)
-    assert all(len({f.slot for f in g}) == len(g) for g in groups)
-    assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in blind2.standing)
+    assert_spread(blind2)
 
 
 def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
@@ -57,9 +60,7 @@ def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
     assert len(dev2.bank["topics"]) >= 20 and all(len(t["lines"]) >= 5 for t in dev2.bank["topics"])
     counts = {slot: sum(f.slot == slot for f in dev2.standing) for slot in profile_eval.SLOTS}
     assert all(2 <= n <= 3 for n in counts.values()), counts
-    groups = profile_eval.groups_of(dev2.standing)
-    assert all(len({f.slot for f in g}) == len(g) for g in groups)
-    assert sorted(f.id for g in groups for f in g) == sorted(f.id for f in dev2.standing)
+    assert_spread(dev2)
 
 
 def test_profile_eval_quick_run_keeps_standing_facts_within_budget(real_embedder: Embedder,

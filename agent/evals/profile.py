@@ -43,7 +43,6 @@ from rich.table import Table
 from memfs.errors import BadInputError
 
 if TYPE_CHECKING:
-    from memfs.cards import Card
     from memfs.embed import Embedder
     from memfs.store import MemoryPair
 
@@ -284,6 +283,7 @@ def run_set(data: ProfileSet, n_messages: int, *, home: Path | None = None, embe
 def read_pair(pair: MemoryPair, facts: list[Standing], said: dict[str, str]) -> PairResult:
     """Every dream's summary of ``pair`` (oldest first), and its cards at the end."""
     from memfs.agent.dream.summary import parse_summary
+    from memfs.agent.evals.constraint_dream import cards_from, line_from
 
     result = PairResult(list(facts), said)
     text_of = {f.id: f.said for f in facts}
@@ -293,11 +293,10 @@ def read_pair(pair: MemoryPair, facts: list[Standing], said: dict[str, str]) -> 
         text = pair.summary(entry.sha)
         profile = parse_summary(text).profile
         cards = pair.cards(rev=entry.sha)
-        standing = {fid for fid, mid in said.items()
-                    if any(_from_fact(line, cards, mid, text_of[fid]) for line in profile)}
-        result.points.append(DreamPoint(len(text), profile, standing))
-        result.fact_lines |= {line for line in profile
-                               if any(_from_fact(line, cards, mid, text_of[fid]) for fid, mid in said.items())}
+        bodies = {fid: [c.body for c in cards_from(cards, mid)] for fid, mid in said.items()}
+        hits = {(line, fid) for line in profile for fid in said if line_from(line, bodies[fid], text_of[fid])}
+        result.points.append(DreamPoint(len(text), profile, {fid for _, fid in hits}))
+        result.fact_lines |= {line for line, _ in hits}
     fact_messages = set(said.values())
     for card in pair.cards(status="active"):
         result.cards[card.type] = result.cards.get(card.type, 0) + 1
@@ -308,8 +307,3 @@ def read_pair(pair: MemoryPair, facts: list[Standing], said: dict[str, str]) -> 
             result.small_talk_cards.append((card.type, card.body))
     return result
 
-
-def _from_fact(line: str, cards: list[Card], message_id: str, text: str) -> bool:
-    from memfs.agent.evals.constraint_dream import cards_from, line_from
-
-    return line_from(line, [c.body for c in cards_from(cards, message_id)], text)
