@@ -99,6 +99,15 @@ def test_over_budget_the_story_goes_first_and_the_profile_is_condensed_not_dropp
     assert not out.story or "day 1 of" not in text
 
 
+def test_the_budget_is_the_size_of_the_file_as_written() -> None:
+    """``summary.md`` is written with a final newline; the file, not the string, must fit."""
+    story = [f"2027-01-{d:02d}: a story line about day {d} of the month, long enough to matter" for d in range(1, 29)]
+    previous = "\n".join([PROFILE, "- The user is Ada.", "", STORY, *(f"- {line}" for line in story)])
+    for limit in range(300, 1400, 37):
+        text = compose_summary(previous, [], [], [], dt.date(2027, 2, 1), limit=limit)
+        assert len(text + "\n") <= limit, (limit, len(text))
+
+
 def test_a_summary_from_before_the_spine_keeps_its_standing_facts() -> None:
     legacy = ("Alex (they/them) is a graphic designer in London.\nAlex has a serious peanut allergy and carries an "
               "EpiPen.\n\nOn 24 Nov Lin set up a portfolio review.")

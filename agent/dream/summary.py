@@ -172,9 +172,12 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
 
 
 def _fit(summary: Summary, plans: Sequence[str], limit: int) -> None:
-    """Shorten the story (small talk first, then oldest first), then condense the profile."""
+    """Shorten the story (small talk first, then oldest first), then condense the profile.
+
+    The budget is the size of ``summary.md`` as written, final newline included (``apply``
+    writes ``text + "\\n"``): counting without it wrote 1,601 characters at a 1,600 budget."""
     def size() -> int:
-        return len(summary.render(plans))
+        return len(summary.render(plans)) + 1
 
     while summary.story and size() > limit:
         small = next((i for i, line in enumerate(summary.story) if _SMALL_TALK in line), 0)
