@@ -55,14 +55,11 @@ class Result:
 CURVE = (Variant("50% seed 1", 0.5, 1), Variant("50% seed 2", 0.5, 2), Variant("75% seed 1", 0.75, 1),
          Variant("75% seed 2", 0.75, 2), Variant("100%", 1.0))
 CHOSEN = fl.Hyper(1.0, 1.5, False)
-"""The inner-CV choice on all dev windows (``fit_learned.GRID``, sentence-level F0.5)."""
 HYPER = (Variant("C 1, forbidden 1.5, unbalanced", grid=(CHOSEN,)),
          Variant("C 1, forbidden 1.5, balanced", grid=(fl.Hyper(1.0, 1.5, True),)),
          Variant("C 1, forbidden 3, unbalanced", grid=(fl.Hyper(1.0, 3.0, False),)),
          Variant("C 0.3, forbidden 3, balanced", grid=(fl.Hyper(0.3, 3.0, True),)),
-         Variant("inner-CV choice per fold of the 4 above + shipped",
-                 grid=(CHOSEN, fl.Hyper(1.0, 1.5, True), fl.Hyper(1.0, 3.0, False), fl.Hyper(0.3, 3.0, True),
-                       fl.SHIPPED)))
+         Variant("inner-CV choice per fold of the 4 above + shipped (fit_learned.GRID)", grid=fl.GRID))
 SETS = {"curve": CURVE, "hyper": HYPER, "both": CURVE + HYPER}
 
 
