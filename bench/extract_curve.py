@@ -60,7 +60,7 @@ HYPER = (Variant("C 1, forbidden 1.5, unbalanced", grid=(CHOSEN,)),
          Variant("C 1, forbidden 3, unbalanced", grid=(fl.Hyper(1.0, 3.0, False),)),
          Variant("C 0.3, forbidden 3, balanced", grid=(fl.Hyper(0.3, 3.0, True),)),
          Variant("inner-CV choice per fold of the 4 above + shipped (fit_learned.GRID)", grid=fl.GRID))
-SETS = {"curve": CURVE, "hyper": HYPER, "both": CURVE + HYPER}
+SETS = {"curve": CURVE, "hyper": HYPER, "both": CURVE + HYPER, "grid": (CURVE[-1], HYPER[-1])}
 
 
 def pick(windows: Sequence[int], split_of: Sequence[str], share: float, rng: np.random.Generator) -> list[int]:
