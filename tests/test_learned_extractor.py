@@ -11,6 +11,7 @@ from memfs.agent.dream import extraction_eval as ev
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.devset import dev_windows, never
 from memfs.agent.dream.extract_offline import OfflineExtractor
+from memfs.agent.dream.fit_learned import THRESHOLDS
 from memfs.agent.dream.learned import LearnedExtractor, Row, entities, features, shipped_model
 from memfs.agent.dream.ops import MergeOp, SupersedeOp, WriteOp
 from memfs.agent.dream.prototypes import load_prototypes
@@ -40,7 +41,7 @@ def test_the_shipped_weights_fit_the_features(real_embedder: Embedder) -> None:
     x = features(rows, real_embedder, load_prototypes(real_embedder))
     assert x.shape[1] == model.card_w.shape[0] == model.type_w.shape[0]
     job, lunch = model.card(x)
-    assert 0.5 <= model.threshold < 1 and job > model.threshold > lunch, (job, lunch)
+    assert min(THRESHOLDS) <= model.threshold < 1 and job > model.threshold > lunch, (job, lunch)
 
 
 def _window(lines: list[str]) -> list[Message]:

@@ -20,9 +20,11 @@ Labels, per user sentence of a window (``learned.rows_of``):
 - ``none`` for every other sentence; a sentence that would write a ``forbidden`` card (other
   people's facts, hypotheticals, reported speech) is a negative weighted ``FORBIDDEN_WEIGHT``.
 
-The acceptance probability is chosen without the fold being scored: each training split is
-held out in turn (an inner leave-one-split-out), and the threshold with the best
-sentence-level F0.5 on those out-of-fold probabilities is kept (precision counts double).
+The acceptance probability and the hyperparameters (``GRID``: regularisation, the forbidden
+negatives' weight, class balancing) are chosen without the fold being scored: the training
+splits are dealt into ``INNER_FOLDS`` folds, each held out in turn (an inner cross-validation by
+split), and the pair with the best sentence-level F0.5 on those out-of-fold probabilities is kept
+(precision counts double). The planted scenario and the blind splits never take part.
 """
 
 from __future__ import annotations
@@ -54,11 +56,51 @@ from memfs.embed import Embedder
 
 CLASSES = ("none", *TYPES)
 L2 = 3.0
-"""Inverse regularisation strength (scikit-learn's ``C``)."""
+"""Inverse regularisation strength (scikit-learn's ``C``) of ``SHIPPED``, the fit before stop 25."""
 FORBIDDEN_WEIGHT = 3.0
-THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+"""``SHIPPED``'s sample weight of a ``none`` sentence that would write a ``forbidden`` card (must be > 1:
+``forbidden_of`` tells those rows by it)."""
+THRESHOLDS = tuple(round(0.3 + 0.05 * i, 2) for i in range(12))
+"""0.3 to 0.85: without class balancing the card probabilities sit lower (0.4-0.5 is best)."""
 INNER_FOLDS = 4
 BETA = 0.5
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """The fit's hyperparameters: ``l2`` (scikit-learn's ``C``), the weight of a forbidden
+    negative, and whether the classes are weighted to balance (``class_weight="balanced"``)."""
+
+    l2: float = L2
+    forbidden_weight: float = FORBIDDEN_WEIGHT
+    balanced: bool = True
+
+
+SHIPPED = Hyper()
+"""The fit before stop 25 (C 3, forbidden 3, balanced), the default of the functions below."""
+GRID: tuple[Hyper, ...] = (Hyper(1.0, 1.5, False), Hyper(1.0, 1.5, True), Hyper(1.0, 3.0, False),
+                           Hyper(0.3, 3.0, True), SHIPPED)
+"""The hyperparameters ``fit`` chooses among by the inner cross-validation (with the threshold):
+the five whose per-fold choice ``bench/extract_curve.py --variants hyper`` estimates. On the 119
+dev windows of stop 25 it chose C 1, forbidden 3, unbalanced, threshold 0.45 (BENCHMARKS.md,
+stop 25)."""
+
+
+TYPE_HYPER = SHIPPED
+"""The type regression's hyperparameters: class-balanced, because the rare types are few (30
+boundary and 44 preference sentences among 656 cards on stop 25's dev windows; unbalanced, the
+refit wrote no boundary or preference card on the dev2 profile bank), and not chosen by the
+inner CV, which scores only the card-or-not decision."""
+
+
+def forbidden_of(weight: np.ndarray) -> np.ndarray:
+    """The rows ``labels`` weighted as forbidden negatives."""
+    return np.asarray(weight > 1.0)
+
+
+def reweighted(weight: np.ndarray, hyper: Hyper) -> np.ndarray:
+    """``weight`` with the forbidden negatives weighted ``hyper.forbidden_weight``."""
+    return np.where(forbidden_of(weight), hyper.forbidden_weight, 1.0)
 
 
 def _body(row: Row) -> tuple[str, dt.date | None]:
@@ -123,17 +165,19 @@ def training_set(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple[
     return np.vstack(xs), np.array(ys), np.array(ws), np.array(groups)
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray) -> Any:
+def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, hyper: Hyper = SHIPPED) -> Any:
     from sklearn.linear_model import LogisticRegression
 
-    return LogisticRegression(C=L2, max_iter=3000, class_weight="balanced").fit(x, y, sample_weight=weight)
+    return LogisticRegression(C=hyper.l2, max_iter=3000, class_weight="balanced" if hyper.balanced else None).fit(
+        x, y, sample_weight=reweighted(weight, hyper))
 
 
-def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float) -> Model:
-    """The card-or-not regression on every sentence, the type regression on the cards."""
-    card = _logistic(x, (y > 0).astype(int), weight)
+def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float, hyper: Hyper = SHIPPED) -> Model:
+    """The card-or-not regression on every sentence (``hyper``), the type regression on the cards
+    (always ``TYPE_HYPER``: the inner CV scores only the card decision)."""
+    card = _logistic(x, (y > 0).astype(int), weight, hyper)
     pos = y > 0
-    kinds = _logistic(x[pos], y[pos] - 1, weight[pos])
+    kinds = _logistic(x[pos], y[pos] - 1, weight[pos], TYPE_HYPER)
     type_w = np.zeros((x.shape[1], len(TYPES)), dtype=np.float32)
     type_b = np.full(len(TYPES), -30.0, dtype=np.float32)
     coef = kinds.coef_ if len(kinds.classes_) > 2 else np.vstack([-kinds.coef_, kinds.coef_])
@@ -150,24 +194,49 @@ def _f_beta(p: np.ndarray, y: np.ndarray, threshold: float) -> float:
     return (1 + BETA**2) * precision * recall / (BETA**2 * precision + recall) if tp else 0.0
 
 
-def choose_threshold(x: np.ndarray, y: np.ndarray, weight: np.ndarray, groups: np.ndarray) -> float:
-    """The card threshold with the best out-of-fold F0.5 (card or not), the training splits
-    dealt round-robin into ``INNER_FOLDS`` folds so no split is scored by a model fitted on it."""
+def out_of_fold_p(x: np.ndarray, y: np.ndarray, weight: np.ndarray, groups: np.ndarray,
+                  hyper: Hyper = SHIPPED) -> np.ndarray:
+    """Each sentence's card probability from a card regression fitted without its split: the
+    training splits dealt round-robin into ``INNER_FOLDS`` folds."""
     splits = list(dict.fromkeys(groups.tolist()))
     fold = np.array([splits.index(g) % INNER_FOLDS for g in groups])
     p = np.zeros(len(y))
     for k in range(INNER_FOLDS):
         inside = fold != k
-        card = _logistic(x[inside], (y[inside] > 0).astype(int), weight[inside])
+        card = _logistic(x[inside], (y[inside] > 0).astype(int), weight[inside], hyper)
         p[~inside] = card.predict_proba(x[~inside])[:, 1]
+    return p
+
+
+def choose_threshold(x: np.ndarray, y: np.ndarray, weight: np.ndarray, groups: np.ndarray,
+                     hyper: Hyper = SHIPPED) -> float:
+    """The card threshold with the best out-of-fold F0.5 (card or not), so no split is scored by
+    a model fitted on it."""
+    p = out_of_fold_p(x, y, weight, groups, hyper)
     return max(THRESHOLDS, key=lambda t: _f_beta(p, y, t))
 
 
-def fit(windows: Sequence[ev.EvalWindow], embedder: Embedder, inner: bool = True) -> Model:
-    """The model fitted on ``windows``; the threshold from an inner cross-validation when ``inner``."""
+def choose(x: np.ndarray, y: np.ndarray, weight: np.ndarray, groups: np.ndarray,
+           grid: Sequence[Hyper] = GRID) -> tuple[Hyper, float, float]:
+    """The hyperparameters and threshold of ``grid`` x ``THRESHOLDS`` with the best out-of-fold
+    sentence-level F0.5 (``out_of_fold_p``), and that F0.5: the same inner cross-validation that
+    chooses the threshold, never the split being estimated, the planted scenario or a blind split."""
+    best = (grid[0], THRESHOLDS[0], -1.0)
+    for hyper in grid:
+        p = out_of_fold_p(x, y, weight, groups, hyper)
+        for t in THRESHOLDS:
+            if (f := _f_beta(p, y, t)) > best[2]:
+                best = (hyper, t, f)
+    return best
+
+
+def fit(windows: Sequence[ev.EvalWindow], embedder: Embedder, inner: bool = True,
+        grid: Sequence[Hyper] = GRID) -> Model:
+    """The model fitted on ``windows``; the hyperparameters (of ``grid``) and the threshold from an
+    inner cross-validation when ``inner``."""
     x, y, weight, groups = training_set(windows, embedder)
-    threshold = choose_threshold(x, y, weight, groups) if inner else 0.6
-    return fit_model(x, y, weight, threshold)
+    hyper, threshold, _ = choose(x, y, weight, groups, grid) if inner else (grid[0], 0.6, 0.0)
+    return fit_model(x, y, weight, threshold, hyper)
 
 
 def fitter(embedder: Embedder, rules: bool = False) -> Callable[[Sequence[ev.EvalWindow]], ev.Extractor]:
@@ -311,8 +380,11 @@ def main(argv: Sequence[str] = ()) -> int:
 
     windows = dev_windows()
     embedder = _Memo(SentenceTransformerEmbedder())
-    model = fit(windows, embedder)
+    x, y, weight, groups = training_set(windows, embedder)
+    hyper, threshold, f_half = choose(x, y, weight, groups)
+    model = fit_model(x, y, weight, threshold, hyper)
     model.save()
+    print(f"inner CV: {hyper}, threshold {threshold}, sentence-level F0.5 {f_half:.3f}")
     counts = np.bincount(training_set(windows, embedder)[1], minlength=len(CLASSES))
     print(f"fitted on {len(windows)} dev windows ({len({w.split for w in windows})} splits); "
           f"threshold {model.threshold}; sentences per class {dict(zip(CLASSES, counts.tolist(), strict=True))}")
