@@ -60,6 +60,12 @@ limits of someone the user decides for (a child, a grandparent in their care, a 
 requests that name neither their domain nor an option) was written on
 2026-12-02 for issue 12's next round, before the dream-time limit cards it measures, to be
 measured once and never tuned on.
+``data/constraint_probes10.jsonl`` (split ``blind10``: 25 probes, five per domain, half plain and
+half indirect as in ``blind9`` (a symptom, a vow, a clinician's rule, a money or time limit, a
+past event, a limit of someone the user decides for, or one said over two sentences); at least
+half of the requests ask only by implication, many naming neither their domain nor an option)
+was written on 2026-12-02 for issue 12's next round, before the code it measures, to be
+measured once and never tuned on.
 """
 
 from __future__ import annotations
@@ -88,7 +94,8 @@ FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jso
          "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
          "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl",
          "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
-         "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl"}
+         "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl",
+         "blind10": "data/constraint_probes10.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
