@@ -37,6 +37,7 @@ from memfs.agent.evals.constraints import (
     ProbeRow,
     build_history,
     groups_of,
+    live_window,
     load_probes,
 )
 from memfs.agent.evals.planted import dream_at, flush_window
@@ -156,13 +157,13 @@ def line_from(line: str, bodies: Sequence[str], said: str) -> bool:
 
 
 def probe_row(pair: MemoryPair, probe: Probe, message_id: str) -> ProbeRow:
-    """The request's context (a new session, the window empty) and the routes by which the
-    constraint reached it."""
+    """The request's context (a new session: the window empty, or the probe's ``before``)
+    and the routes by which the constraint reached it."""
     from memfs.agent.dream.summary import parse_summary
 
     from memfs.context import build_context
 
-    ctx = build_context(pair, probe.request, now=PROBE_DAY, window=[])
+    ctx = build_context(pair, probe.request, now=PROBE_DAY, window=live_window(probe, PROBE_DAY))
     made = cards_from(pair.cards(), message_id)
     bodies = [c.body for c in made]
     summary = parse_summary(pair.summary(ctx.head))

@@ -88,6 +88,7 @@ from memfs.errors import BadInputError
 
 if TYPE_CHECKING:
     from memfs.embed import Embedder
+    from memfs.history import Message
     from memfs.store import MemoryPair
 
 FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
@@ -107,12 +108,20 @@ REPLIES = ("Thanks for telling me.", "Good to know!", "I'll keep that in mind.",
            "Got it, noted.", "That's useful to know.")
 
 
+KINDS = ("plain", "indirect")
+"""How a probe's constraint is said (``kind``, optional): plainly, or indirectly."""
+
+
 @dataclass(frozen=True)
 class Probe:
     id: str
     domain: str
     constraint: str
     request: str
+    before: tuple[tuple[str, str], ...] = ()
+    """(role, content) of the live conversation the request comes in (2-4 turns, user
+    first, ending with the assistant); empty: the request opens a new session."""
+    kind: str = ""
 
 
 @dataclass
@@ -164,12 +173,23 @@ class ConstraintReport:
                 "plain_search_top6": sum(1 for r in self.rows
                                          if r.search_rank is not None and r.search_rank <= 6),
                 "per_domain": {d: f"{a}/{b}" for d, (a, b) in per_domain.items()},
+                **({"per_kind": self.per_kind()} if self.per_kind() else {}),
                 "rows": [{"id": r.probe.id, "domain": r.probe.domain,
+                          **({"kind": r.probe.kind} if r.probe.kind else {}),
                           "in_context": r.in_context, "search_rank": r.search_rank,
                           "domains": list(r.domains), "need_retrieval": r.need_retrieval,
                           **({"routes": list(r.routes)} if self.dreamed is not None else {})}
                          for r in self.rows],
                 "timings": self.timings.to_dict(), "machine": machine()}
+
+    def per_kind(self) -> dict[str, str]:
+        """Passes by probe kind ("plain", "indirect"), when the probes name one."""
+        counts: dict[str, list[int]] = {}
+        for r in self.rows:
+            if r.probe.kind:
+                counts.setdefault(r.probe.kind, [0, 0])[0] += r.in_context
+                counts[r.probe.kind][1] += 1
+        return {k: f"{a}/{b}" for k, (a, b) in sorted(counts.items())}
 
     def table(self) -> Table:
         mode = "" if self.dreamed is None else ", dreamed"
@@ -186,6 +206,9 @@ class ConstraintReport:
                           how, ", ".join(r.domains) or "-")
         table.caption = self.timings.line() if self.dreamed is None else \
             f"{self.dreamed.line()}\n{self.timings.line()}"
+        if kinds := self.per_kind():
+            table.caption = "by kind: " + ", ".join(f"{k} {v}" for k, v in kinds.items()) + \
+                "\n" + table.caption
         return table
 
 
@@ -193,8 +216,44 @@ def load_probes(split: str) -> list[Probe]:
     if split not in FILES:
         raise BadInputError(f"split: must be one of {', '.join(FILES)} (got {split!r})")
     text = resources.files("memfs.agent.evals").joinpath(FILES[split]).read_text("utf-8")
-    return [Probe(d["id"], d["domain"], d["constraint"], d["request"])
-            for d in map(json.loads, text.splitlines()) if d]
+    return [probe_from(d) for d in map(json.loads, text.splitlines()) if d]
+
+
+def probe_from(d: dict[str, Any]) -> Probe:
+    """One probe line, its optional ``before`` and ``kind`` checked (BadInputError naming
+    the field and the probe)."""
+    pid = d.get("id", "?")
+    kind = d.get("kind", "")
+    if kind and kind not in KINDS:
+        raise BadInputError(f"probe {pid}: kind: must be one of {', '.join(KINDS)} (got {kind!r})")
+    return Probe(d["id"], d["domain"], d["constraint"], d["request"],
+                 _before(d.get("before", []), pid), kind)
+
+
+def _before(turns: Any, pid: str) -> tuple[tuple[str, str], ...]:
+    """``before`` as (role, content) pairs: 2-4 turns alternating, user first, ending with
+    the assistant (the request is the user's next turn)."""
+    if turns == []:
+        return ()
+    ok = isinstance(turns, list) and 2 <= len(turns) <= 4 and all(
+        isinstance(t, dict) and set(t) == {"role", "content"}
+        and t["role"] == ("user", "assistant")[n % 2]
+        and isinstance(t["content"], str) and t["content"].strip()
+        for n, t in enumerate(turns)) and len(turns) % 2 == 0
+    if not ok:
+        raise BadInputError(f"probe {pid}: before: must be 2-4 turns {{\"role\", \"content\"}}, "
+                            "alternating user first, ending with the assistant")
+    return tuple((t["role"], t["content"]) for t in turns)
+
+
+def live_window(probe: Probe, now: dt.datetime) -> list[Message]:
+    """``probe.before`` as the messages of a new session, a minute apart, just before ``now``."""
+    from memfs.history import Message
+
+    start = now - dt.timedelta(minutes=len(probe.before) + 1)
+    sid = f"s-{start:%Y%m%d}-live"
+    return [Message(sid, n, role, content, start + dt.timedelta(minutes=n))
+            for n, (role, content) in enumerate(probe.before)]
 
 
 def build_history(probes: list[Probe], n_messages: int, seed: int = 5,
@@ -297,7 +356,7 @@ def _probe_row(pair: MemoryPair, probe: Probe, message_id: str) -> ProbeRow:
     from memfs.context import build_context
 
     now = START + dt.timedelta(days=60)
-    ctx = build_context(pair, probe.request, now=now, window=[])
+    ctx = build_context(pair, probe.request, now=now, window=live_window(probe, now))
     plain = [h.id for h in pair.search(probe.request, k=50, now=now)]
     rank = plain.index(message_id) + 1 if message_id in plain else None
     return ProbeRow(probe, message_id, message_id in {h.id for h in ctx.hits}, rank,
