@@ -71,6 +71,7 @@ def main() -> None:
     from memfs.agent.dream.summary import from_card, parse_summary
     from memfs.agent.evals.profile import load_set, run_profile
     from memfs.agent.services import wired_store
+
     from memfs.embed import default_embedder
     from memfs.history import iter_messages
     from memfs.salience import message_limit, message_salience
