@@ -17,8 +17,6 @@ import json
 import shutil
 from collections import Counter
 
-import numpy as np
-
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -29,6 +27,7 @@ def main() -> None:
     from memfs.agent.evals import constraints as ce
     from memfs.agent.evals.report import Timings, eval_home, load_embedder
     from memfs.agent.services import wired_store
+
     from memfs.constraints import ConstraintWeights, rank_constraints
     from memfs.context import build_context
     from memfs.index import open_index
