@@ -66,6 +66,13 @@ past event, a limit of someone the user decides for, or one said over two senten
 half of the requests ask only by implication, many naming neither their domain nor an option)
 was written on 2026-12-02 for issue 12's next round, before the code it measures, to be
 measured once and never tuned on.
+``data/constraint_dev2.jsonl`` (split ``dev2``: 40 probes, eight per domain) and
+``data/constraint_probes11.jsonl`` (split ``blind11``: 30 probes, never tuned on) carry
+``before``: 2-4 turns of the live conversation the request comes in ("my niece turns 9 on
+saturday" ... "so what do i put in the hamper?"), user first, ending with the assistant, and
+``kind`` ("plain" or "indirect", how the constraint is said). Both modes ask the request with
+``before`` as the window (the messages of a new session, just before the request), so the
+constraint still comes only from memory, but the planner sees what the request is about.
 """
 
 from __future__ import annotations
@@ -96,7 +103,8 @@ FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jso
          "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl",
          "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
          "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl",
-         "blind10": "data/constraint_probes10.jsonl"}
+         "blind10": "data/constraint_probes10.jsonl", "blind11": "data/constraint_probes11.jsonl",
+         "dev2": "data/constraint_dev2.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
