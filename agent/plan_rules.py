@@ -139,18 +139,23 @@ def _wording(text: str) -> str:
     return ""
 
 
-def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
+def suggestion(text: str, classify: Classify | None,
+               answers: bool = False) -> tuple[bool, tuple[str, ...]]:
     """Whether ``text`` asks for a suggestion where preferences matter, and its domains.
 
     With ``classify`` (the embedding model) a request phrased as general advice counts too
     ("which cocktail should I order?"); without it, only the suggestion words and the
     domain word lists do, as before. A question about what the assistant suggested
-    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words."""
+    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words.
+    ``answers``: ``text`` replies to the assistant's question ("shall I pick a few
+    dinners?" — "go on, nothing fancy"); a reply that asks nothing itself may still carry
+    the request on, and is classified as an implicit one (the classifier reads it with the
+    window, ``memfs.constraints.classify_in_window``)."""
     if ABOUT_ASSISTANT.search(text):
         return False, ()
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
-        wording = _wording(text)
+        wording = _wording(text) or ("implicit" if answers and not PAST.search(text) else "")
         domains = tuple(classify(text, wording)) if wording else ()
         if domains or (wording and old_rule):
             return True, domains
@@ -282,7 +287,8 @@ def plan_offline(
     text = QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
-    suggests, domains = suggestion(text, classify)
+    suggests, domains = suggestion(text, classify,
+                                   answers=bool(window) and _is_question(window[-1]))
     cues = _find_cues(text, entities, suggests)
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):

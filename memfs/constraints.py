@@ -73,7 +73,7 @@ hits (169, 168), 0.35 gave 163 (BENCHMARKS.md, seventh round)."""
 WORDINGS = ("explicit", "choice", "advice", "implicit")
 
 __all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
-           "ConstraintWeights", "classify_request", "rank_constraints"]
+           "ConstraintWeights", "classify_in_window", "classify_request", "rank_constraints"]
 
 _ALL_REQUESTS = {d: REQUESTS[d] + CASUAL[d] for d in DOMAINS}
 
@@ -137,16 +137,51 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
 
     The prototypes are embedded once per model; ``text`` in one run (the turn's query rides
     along: ``memfs.embed_memo``)."""
+    return _domains(embedder, *_request_closeness(embedder, text, wording), wording)
+
+
+WINDOW_TURNS = 4
+"""How many of the window's last messages set a request's occasion (``classify_in_window``)."""
+
+
+def classify_in_window(embedder: Embedder, text: str, wording: str,
+                       window: Sequence[str]) -> tuple[str, ...]:
+    """``classify_request`` for a request made mid-conversation (``window``: the recent
+    message texts, oldest first). "so what do i put in the hamper?" names no domain; the
+    turns before it do ("my niece turns 9 on saturday"). When the request alone is not
+    close to any domain (below ``CLASSIFY_THRESHOLD``), the last ``WINDOW_TURNS`` messages
+    of the window are read with it, as one text (one embedding more, on such turns only),
+    and their domains are the request's. A request that names its domain keeps it, whatever
+    the window is about."""
+    best, qvec = _request_closeness(embedder, text, wording)
+    domains = _domains(embedder, best, qvec, wording)
+    recent = [m for m in window[-WINDOW_TURNS:] if m.strip()]
+    if not recent or max(best.values()) >= CLASSIFY_THRESHOLD:
+        return domains
+    occasion = "\n".join([*recent, text])
+    return _domains(embedder, *_request_closeness(embedder, occasion, wording), wording) or domains
+
+
+def _request_closeness(embedder: Embedder, text: str,
+               wording: str) -> tuple[dict[str, float], npt.NDArray[np.float32]]:
+    """Per domain, ``text``'s best cosine to its requests (and, for a choice or advice, to
+    its options); and ``text``'s vector."""
     qvec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
     best = {d: float((_prototypes(embedder, _ALL_REQUESTS, d, "request") @ qvec).max())
             for d in DOMAINS}
     if wording in ("choice", "advice"):
         best = {d: max(b, float((_prototypes(embedder, OPTIONS, d, "option") @ qvec).max()))
                 for d, b in best.items()}
-        top = max(best.values())
+    return best, qvec
+
+
+def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.float32],
+             wording: str) -> tuple[str, ...]:
+    """The domains ``classify_request`` names from ``_request_closeness``."""
+    top = max(best.values())
+    if wording in ("choice", "advice"):
         return () if top < CHOICE_FLOOR else \
             tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
-    top = max(best.values())
     if wording != "explicit":  # "implicit": near a domain's requests, or plainly a request
         other = float((_prototypes(embedder, {"any": NOT_REQUESTS}, "any", "not-request")
                        @ qvec).max())
