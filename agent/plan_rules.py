@@ -15,7 +15,6 @@ from memfs.agent.plan_words import (
     ABOUT_STATE,
     ADVICE,
     CHOICE,
-    CONSTRAINT,
     DOMAINS,
     FILLER,
     FINITE,
@@ -23,6 +22,7 @@ from memfs.agent.plan_words import (
     FIRST_PERSON_ANY,
     HOW_TO,
     KIN,
+    LIMIT,
     MEMORY_CUE,
     META,
     NOT_NAMES,
@@ -206,7 +206,7 @@ def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequenc
     if not all(_stem(e) in stems for e in entities):
         return False
     if _SUGGESTION in cues:
-        return bool(CONSTRAINT.search(unit))
+        return bool(LIMIT.search(unit))
     if entities and all(c.startswith(_MENTIONS) for c in cues):
         return True
     hit = len(content & stems)
@@ -222,7 +222,7 @@ def _suggestion_covered(text: str, units: list[tuple[str, str]]) -> str | None:
     needed = [rx for rx in DOMAINS.values() if rx.search(text)]
     found = None
     for domain in needed:
-        where = next((w for w, u in units if CONSTRAINT.search(u) and domain.search(u)), None)
+        where = next((w for w, u in units if LIMIT.search(u) and domain.search(u)), None)
         if where is None:
             return None
         found = found or where
