@@ -73,7 +73,8 @@ hits (169, 168), 0.35 gave 163 (BENCHMARKS.md, seventh round)."""
 WORDINGS = ("explicit", "choice", "advice", "implicit")
 
 __all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
-           "ConstraintWeights", "classify_in_window", "classify_request", "rank_constraints"]
+           "ConstraintWeights", "classify_in_window", "classify_request", "occasion",
+           "rank_constraints"]
 
 _ALL_REQUESTS = {d: REQUESTS[d] + CASUAL[d] for d in DOMAINS}
 
@@ -155,11 +156,16 @@ def classify_in_window(embedder: Embedder, text: str, wording: str,
     the window is about."""
     best, qvec = _request_closeness(embedder, text, wording)
     domains = _domains(embedder, best, qvec, wording)
-    recent = [m for m in window[-WINDOW_TURNS:] if m.strip()]
-    if not recent or max(best.values()) >= CLASSIFY_THRESHOLD:
+    around = occasion(window, text)
+    if around == text or max(best.values()) >= CLASSIFY_THRESHOLD:
         return domains
-    occasion = "\n".join([*recent, text])
-    return _domains(embedder, *_request_closeness(embedder, occasion, wording), wording) or domains
+    return _domains(embedder, *_request_closeness(embedder, around, wording), wording) or domains
+
+
+def occasion(window: Sequence[str], text: str) -> str:
+    """``text`` read with the last ``WINDOW_TURNS`` messages of ``window`` (oldest first):
+    who the suggestion is for and what for ("my niece turns 9 on saturday")."""
+    return "\n".join([*(m for m in window[-WINDOW_TURNS:] if m.strip()), text])
 
 
 def _request_closeness(embedder: Embedder, text: str,
