@@ -147,15 +147,14 @@ def suggestion(text: str, classify: Classify | None,
     ("which cocktail should I order?"); without it, only the suggestion words and the
     domain word lists do, as before. A question about what the assistant suggested
     ("which cocktail did you recommend?") asks for no new suggestion, whatever its words.
-    ``answers``: ``text`` replies to the assistant's question ("shall I pick a few
-    dinners?" — "go on, nothing fancy"); a reply that asks nothing itself may still carry
-    the request on, and is classified as an implicit one (the classifier reads it with the
-    window, ``memfs.constraints.classify_in_window``)."""
+    ``answers``: ``text`` replies to the assistant's question ("shall I pick a few dinners?"
+    — "go on, nothing fancy"): a reply that asks nothing itself may carry the request on
+    (wording "reply": classified only when it reads more like a request than like news)."""
     if ABOUT_ASSISTANT.search(text):
         return False, ()
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
-        wording = _wording(text) or ("implicit" if answers and not PAST.search(text) else "")
+        wording = _wording(text) or ("reply" if answers and not PAST.search(text) else "")
         domains = tuple(classify(text, wording)) if wording else ()
         if domains or (wording and old_rule):
             return True, domains

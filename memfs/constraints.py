@@ -70,7 +70,7 @@ its nearest domains when its best cosine to a domain's requests or ``OPTIONS`` i
 this; below it the option is not a dish, a drink, an outing, a present or a place ("should
 I take the job offer?"). On the dev splits' 190 requests 0.25 and 0.3 gave the same domain
 hits (169, 168), 0.35 gave 163 (BENCHMARKS.md, seventh round)."""
-WORDINGS = ("explicit", "choice", "advice", "implicit")
+WORDINGS = ("explicit", "choice", "advice", "implicit", "reply")
 
 __all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
            "ConstraintWeights", "classify_in_window", "classify_request", "occasion",
@@ -134,7 +134,9 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
       asked about is nothing of any domain (``CHOICE_FLOOR``);
     - "implicit" (no suggestion or advice words: "what's good to sip at my desk?"): when the
       request is close to a domain's requests, or clearly nearer to a request than to
-      anything that is not one (``REQUEST_MARGIN``).
+      anything that is not one (``REQUEST_MARGIN``);
+    - "reply" (a reply to the assistant's question that asks nothing itself: "go on,
+      nothing fancy"): as "implicit", and only when plainly a request (``REQUEST_MARGIN``).
 
     The prototypes are embedded once per model; ``text`` in one run (the turn's query rides
     along: ``memfs.embed_memo``)."""
@@ -157,8 +159,13 @@ def classify_in_window(embedder: Embedder, text: str, wording: str,
     best, qvec = _request_closeness(embedder, text, wording)
     domains = _domains(embedder, best, qvec, wording)
     around = occasion(window, text)
-    if around == text or max(best.values()) >= CLASSIFY_THRESHOLD:
+    top = max(best.values())
+    if around == text or top >= CLASSIFY_THRESHOLD:
         return domains
+    other = _not_request(embedder, qvec) if wording in ("implicit", "reply") else 0.0
+    if top < other or wording == "reply" and top - other < REQUEST_MARGIN:
+        return domains  # a question of fact, news or the past, whatever the talk is about
+    wording = "implicit" if wording == "reply" else wording
     return _domains(embedder, *_request_closeness(embedder, around, wording), wording) or domains
 
 
@@ -181,6 +188,12 @@ def _request_closeness(embedder: Embedder, text: str,
     return best, qvec
 
 
+def _not_request(embedder: Embedder, qvec: npt.NDArray[np.float32]) -> float:
+    """The best cosine to ``NOT_REQUESTS``: news, the past, questions of fact, small talk."""
+    return float((_prototypes(embedder, {"any": NOT_REQUESTS}, "any", "not-request")
+                  @ qvec).max())
+
+
 def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.float32],
              wording: str) -> tuple[str, ...]:
     """The domains ``classify_request`` names from ``_request_closeness``."""
@@ -189,8 +202,9 @@ def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.fl
         return () if top < CHOICE_FLOOR else \
             tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
     if wording != "explicit":  # "implicit": near a domain's requests, or plainly a request
-        other = float((_prototypes(embedder, {"any": NOT_REQUESTS}, "any", "not-request")
-                       @ qvec).max())
+        other = _not_request(embedder, qvec)
+        if wording == "reply" and top - other < REQUEST_MARGIN:
+            return ()  # a reply is a request only when it plainly is one
         if top < CLASSIFY_THRESHOLD + IMPLICIT_MARGIN and top - other < REQUEST_MARGIN:
             return ()
     return tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN
