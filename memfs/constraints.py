@@ -42,6 +42,7 @@ from memfs.constraint_domains import (
     TOPICS,
 )
 from memfs.embed import Embedder
+from memfs.embed_memo import expect_text
 from memfs.index_items import KIND_CODES
 from memfs.pair_index import PairIndex
 from memfs.ranker import eligibility
@@ -153,12 +154,15 @@ def classify_in_window(embedder: Embedder, text: str, wording: str,
     message texts, oldest first). "so what do i put in the hamper?" names no domain; the
     turns before it do ("my niece turns 9 on saturday"). When the request alone is not
     close to any domain (below ``CLASSIFY_THRESHOLD``), the last ``WINDOW_TURNS`` messages
-    of the window are read with it, as one text (one embedding more, on such turns only),
-    and their domains are the request's. A request that names its domain keeps it, whatever
+    of the window are read with it, as one text, and their domains are the request's. That
+    text is embedded in the same model run as the request (the constraint search reads it
+    too, ``occasion``). A request that names its domain keeps it, whatever
     the window is about."""
+    around = occasion(window, text)
+    if around != text:  # the constraint search reads it too: one model run for both texts
+        expect_text(embedder, around)
     best, qvec = _request_closeness(embedder, text, wording)
     domains = _domains(embedder, best, qvec, wording)
-    around = occasion(window, text)
     top = max(best.values())
     if around == text or top >= CLASSIFY_THRESHOLD:
         return domains
