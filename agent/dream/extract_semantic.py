@@ -88,10 +88,6 @@ class Cand:
     expires: dt.date | None = None
     valid_from: dt.date | None = None
     turns: set[int] = field(default_factory=set)
-    slot_score: float | None = None
-    """The sentence's prototype score for ``cls`` when the class was borrowed rather than
-    accepted by it (the learned extractor decides the card, the prototypes only name its slot);
-    ``None`` when the score cleared ``accept`` to make the card."""
 
 
 class SemanticExtractor:
@@ -305,12 +301,7 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
-    taste, a plan) and a high similarity.
-
-    A single slot replaces its card whatever the similarity ("we moved to Leeds" ends "lives in
-    Cardiff"), so the new sentence must itself read as that slot: a card whose slot was only the
-    nearest of weak prototype scores ("tried ordering food in Welsh on holiday", home at 0.30)
-    once replaced the user's home, job and pronouns in the profile (stop 26)."""
+    taste, a plan) and a high similarity."""
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -318,8 +309,7 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = (same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
-                  and (c.slot_score is None or c.slot_score >= th.accept))
+        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)

@@ -355,10 +355,8 @@ class LearnedExtractor(SemanticExtractor):
         best = unit.scores.best()[0] if unit.scores is not None else kind
         cls = best if best in protos.classes and protos.classes[best].type == kind else kind
         body = write_body(sentence, hit if future or kind == "event" else None, context)
-        slot = unit.scores[cls] if unit.scores is not None and cls in protos.classes else None
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
-                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
-                    slot_score=slot)
+                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn})
 
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
