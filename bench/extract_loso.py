@@ -32,7 +32,7 @@ from memfs.agent.dream.devset import dev_windows
 from memfs.embed import Embedder, Vectors
 
 UNTUNED = frozenset({"blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13", "blind14", "blind15",
-                     "blind16", "misleading"})
+                     "blind16", "blind17", "misleading"})
 Fit = Callable[[Sequence[ev.EvalWindow]], ev.Extractor]
 
 
