@@ -104,7 +104,8 @@ FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jso
          "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
          "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl",
          "blind10": "data/constraint_probes10.jsonl", "blind11": "data/constraint_probes11.jsonl",
-         "dev2": "data/constraint_dev2.jsonl"}
+         "blind12": "data/constraint_probes12.jsonl",
+         "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""
