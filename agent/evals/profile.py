@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from memfs.store import MemoryPair
 
 FILES = {"dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json", "blind": "data/profile_blind.json",
-         "blind2": "data/profile_blind2.json"}
+         "blind2": "data/profile_blind2.json", "blind3": "data/profile_blind3.json"}
 SLOTS = ("name", "pronouns", "work", "home", "family", "partner", "pet", "health", "diet", "boundary", "cares")
 PER_PAIR = 8
 """Standing facts per pair, at most (a pair never holds two of one slot)."""

@@ -163,9 +163,9 @@ def constraints(state: State, split: str, n_messages: int, together: int, dreame
 
 
 @eval_group.command("profile")
-@click.option("--split", type=click.Choice(["dev", "dev2", "blind", "blind2"]), default="dev", show_default=True,
+@click.option("--split", type=click.Choice(["dev", "dev2", "blind", "blind2", "blind3"]), default="dev", show_default=True,
               help="dev: written with the code, tuned on; dev2: chat-register small talk "
-                   "(typos, lowercase, emoji), for calibration; blind, blind2 (chat register): "
+                   "(typos, lowercase, emoji), for calibration; blind, blind2, blind3 (chat register): "
                    "measured once, never tuned on.")
 @click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
               help="Messages of small talk around the standing facts (even).")
