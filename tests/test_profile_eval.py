@@ -52,6 +52,15 @@ def test_the_second_blind_set_loads_and_spreads_over_pairs() -> None:
     assert_spread(blind2)
 
 
+def test_the_third_blind_set_loads_and_spreads_over_pairs() -> None:
+    """blind3 (stop 27) is measured once by the lead: here it is only loaded — 24 facts, half
+    said plainly, its chat-register bank inline, no slot twice in a pair."""
+    blind3 = profile_eval.load_set("blind3")
+    assert blind3.split == "blind3" and len(blind3.standing) == 24 and "topics" in blind3.bank
+    assert len(blind3.bank["topics"]) >= 22
+    assert_spread(blind3)
+
+
 def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
     """dev2 (chat-register small talk, its bank inline) loads through load_set: 24 facts,
     every slot kind at least twice, and groups_of never puts two of one slot in a pair."""
