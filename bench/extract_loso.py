@@ -98,6 +98,26 @@ def loso_verified(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple
     return before, after
 
 
+GATES = {"none": frozenset(), "own": frozenset({"own"}), "episode": frozenset({"episode"}),
+         "own+episode": frozenset({"own", "episode"})}
+
+
+def loso_gate(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> dict[str, list[ev.WindowScore]]:
+    """learned+rules per held-out split with each set of card gates of ``GATES``
+    (``LearnedExtractor(gates=...)``): the first stage fitted once per fold, so all are
+    scored by the same models in the same run."""
+    from memfs.agent.dream.fit_learned import fit, with_rules
+    from memfs.agent.dream.learned import LearnedExtractor
+
+    out: dict[str, list[ev.WindowScore]] = {g: [] for g in GATES}
+    for split in dict.fromkeys(w.split for w in windows):
+        model = fit([w for w in windows if w.split != split], embedder)
+        held = [w for w in windows if w.split == split]
+        for g, gates in GATES.items():
+            out[g] += ev.score_extraction(with_rules(LearnedExtractor(embedder, model, gates=gates)), held).windows
+    return out
+
+
 PLAN_OFF_GRID = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1)
 
 
@@ -188,6 +208,22 @@ def main(argv: Sequence[str]) -> int:
         print(json.dumps({"extractor": "learned+rules", "loso": pooled(before),
                           "untuned": pooled([w for w in before if w.split in UNTUNED])}))
         print("WITH the verifier")
+    elif name == "gate":
+        by_gate = loso_gate(windows, embedder)
+        for g, part in by_gate.items():
+            print(f"GATES {g}")
+            print("\n".join(format_rows(part)))
+            print(json.dumps({"extractor": f"learned+rules, gates {g}", "loso": pooled(part),
+                              "untuned": pooled([w for w in part if w.split in UNTUNED])}))
+        if "-v" in argv:
+            base = {w.id: w for w in by_gate["none"]}
+            for w in by_gate["own+episode"]:
+                for line in set(base[w.id].false_cards) - set(w.false_cards):
+                    print(f"  {w.id} FALSE-gone {line}")
+                for line in set(w.missed_reference) - set(base[w.id].missed_reference):
+                    print(f"  {w.id} LOST      {line}")
+        scored = by_gate["own+episode"]
+        print("GATES own+episode (again, for the rows below)")
     elif name == "polarity":
         without, by_margin, scored, notes = loso_polarity(windows, embedder)
         print("WITHOUT the plan-polarity gate (learned+rules)")
@@ -208,7 +244,7 @@ def main(argv: Sequence[str]) -> int:
 
         scored = loso(windows, fitter(embedder, rules=name == "learned+rules"))
     else:
-        raise SystemExit("--extractor: shipped, learned, learned+rules, verified or polarity")
+        raise SystemExit("--extractor: shipped, learned, learned+rules, verified, polarity or gate")
     embedder.save()
     print("\n".join(format_rows(scored, notes)))
     if "-v" in argv:

@@ -24,6 +24,7 @@ supersede on the same slot, merges, expiry — is the embedding extractor's
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from memfs.agent.dream.cardtext import (
     names_kin,
     someone_else_acts,
     speaks_of_user,
+    users_own,
     write_body,
 )
 from memfs.agent.dream.dates import ROUTINE, DateHit, find_date, looks_past
@@ -235,7 +237,7 @@ class LearnedExtractor(SemanticExtractor):
     sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
 
     def __init__(self, embedder: Embedder, model: Model | None = None, verifier: Verifier | None = None,
-                 plan_off: float | None | str = "shipped", record: bool = False) -> None:
+                 plan_off: float | None | str = "shipped", record: bool = False, gates: frozenset[str] = frozenset()) -> None:
         """Without ``model``, the shipped first stage and the shipped verifier (``verify.py``,
         when ``data/verifier.npz`` exists); with one, only the ``verifier`` given, if any.
         ``plan_off``: the polarity margin of plan cards (default ``PLAN_OFF_MARGIN``).
@@ -244,6 +246,12 @@ class LearnedExtractor(SemanticExtractor):
         the cards the first stage writes are built."""
         super().__init__(embedder)
         self.record = record
+        self.gates = gates
+        """Measured, off by default (BENCHMARKS "Stop 27, false cards"): ``"own"``, a fact,
+        preference, plan or event card only from a sentence whose grammar says it is the user's
+        own (``cardtext.users_own``); ``"episode"``, no fact or preference card from a sentence
+        that tells one past episode (a single day at or before the message's, or told in the
+        past tense with no date): what happened once is not a standing fact."""
         self.plan_off = PLAN_OFF_MARGIN if plan_off == "shipped" else plan_off
         self.verifier = verifier if model is not None else verifier or shipped_verifier()
         self.model = model or shipped_model()
@@ -343,6 +351,10 @@ class LearnedExtractor(SemanticExtractor):
         sentence = unit.sentence
         if states_nothing(sentence, kind):
             return None
+        if "own" in self.gates and kind in ("fact", "preference", "plan", "event") and not users_own(sentence):
+            return None
+        if "episode" in self.gates and kind in ("fact", "preference") and one_episode(sentence, unit.msg.ts.date(), hit):
+            return None
         day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
         expires = None
         if kind == "plan":
@@ -357,6 +369,14 @@ class LearnedExtractor(SemanticExtractor):
         body = write_body(sentence, hit if future or kind == "event" else None, context)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn})
+
+
+def one_episode(sentence: str, day: dt.date, hit: DateHit | None) -> bool:
+    """Does ``sentence`` tell one past episode: a date of one day at or before ``day`` ("on
+    sunday", "last night", "today"), or no date and the past tense?"""
+    if hit is not None:
+        return hit.start == hit.end and hit.end <= day
+    return looks_past(sentence)
 
 
 _CONDITIONAL_CLAUSE = re.compile(r"^\W*(?:\w+\s+){0,3}?(?:if|imagine|suppose|when we ever|one day|someday)\b"
