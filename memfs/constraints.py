@@ -42,6 +42,7 @@ from memfs.constraint_domains import (
     TOPICS,
 )
 from memfs.embed import Embedder
+from memfs.embed_memo import expect_text
 from memfs.index_items import KIND_CODES
 from memfs.pair_index import PairIndex
 from memfs.ranker import eligibility
@@ -70,10 +71,11 @@ its nearest domains when its best cosine to a domain's requests or ``OPTIONS`` i
 this; below it the option is not a dish, a drink, an outing, a present or a place ("should
 I take the job offer?"). On the dev splits' 190 requests 0.25 and 0.3 gave the same domain
 hits (169, 168), 0.35 gave 163 (BENCHMARKS.md, seventh round)."""
-WORDINGS = ("explicit", "choice", "advice", "implicit")
+WORDINGS = ("explicit", "choice", "advice", "implicit", "reply")
 
 __all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
-           "ConstraintWeights", "classify_request", "rank_constraints"]
+           "ConstraintWeights", "classify_in_window", "classify_request", "occasion",
+           "rank_constraints"]
 
 _ALL_REQUESTS = {d: REQUESTS[d] + CASUAL[d] for d in DOMAINS}
 
@@ -133,23 +135,80 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
       asked about is nothing of any domain (``CHOICE_FLOOR``);
     - "implicit" (no suggestion or advice words: "what's good to sip at my desk?"): when the
       request is close to a domain's requests, or clearly nearer to a request than to
-      anything that is not one (``REQUEST_MARGIN``).
+      anything that is not one (``REQUEST_MARGIN``);
+    - "reply" (a reply to the assistant's question that asks nothing itself: "go on,
+      nothing fancy"): as "implicit", and only when plainly a request (``REQUEST_MARGIN``).
 
     The prototypes are embedded once per model; ``text`` in one run (the turn's query rides
     along: ``memfs.embed_memo``)."""
+    return _domains(embedder, *_request_closeness(embedder, text, wording), wording)
+
+
+WINDOW_TURNS = 4
+"""How many of the window's last messages set a request's occasion (``classify_in_window``)."""
+
+
+def classify_in_window(embedder: Embedder, text: str, wording: str,
+                       window: Sequence[str]) -> tuple[str, ...]:
+    """``classify_request`` for a request made mid-conversation (``window``: the recent
+    message texts, oldest first). "so what do i put in the hamper?" names no domain; the
+    turns before it do ("my niece turns 9 on saturday"). When the request alone is not
+    close to any domain (below ``CLASSIFY_THRESHOLD``), the last ``WINDOW_TURNS`` messages
+    of the window are read with it, as one text, and their domains are the request's. That
+    text is embedded in the same model run as the request (the constraint search reads it
+    too, ``occasion``). A request that names its domain keeps it, whatever
+    the window is about."""
+    around = occasion(window, text)
+    if around != text:  # the constraint search reads it too: one model run for both texts
+        expect_text(embedder, around)
+    best, qvec = _request_closeness(embedder, text, wording)
+    domains = _domains(embedder, best, qvec, wording)
+    top = max(best.values())
+    if around == text or top >= CLASSIFY_THRESHOLD:
+        return domains
+    other = _not_request(embedder, qvec) if wording in ("implicit", "reply") else 0.0
+    if top < other or wording == "reply" and top - other < REQUEST_MARGIN:
+        return domains  # a question of fact, news or the past, whatever the talk is about
+    wording = "implicit" if wording == "reply" else wording
+    return _domains(embedder, *_request_closeness(embedder, around, wording), wording) or domains
+
+
+def occasion(window: Sequence[str], text: str) -> str:
+    """``text`` read with the last ``WINDOW_TURNS`` messages of ``window`` (oldest first):
+    who the suggestion is for and what for ("my niece turns 9 on saturday")."""
+    return "\n".join([*(m for m in window[-WINDOW_TURNS:] if m.strip()), text])
+
+
+def _request_closeness(embedder: Embedder, text: str,
+               wording: str) -> tuple[dict[str, float], npt.NDArray[np.float32]]:
+    """Per domain, ``text``'s best cosine to its requests (and, for a choice or advice, to
+    its options); and ``text``'s vector."""
     qvec = np.asarray(embedder.embed([text])[0], dtype=np.float32)
     best = {d: float((_prototypes(embedder, _ALL_REQUESTS, d, "request") @ qvec).max())
             for d in DOMAINS}
     if wording in ("choice", "advice"):
         best = {d: max(b, float((_prototypes(embedder, OPTIONS, d, "option") @ qvec).max()))
                 for d, b in best.items()}
-        top = max(best.values())
+    return best, qvec
+
+
+def _not_request(embedder: Embedder, qvec: npt.NDArray[np.float32]) -> float:
+    """The best cosine to ``NOT_REQUESTS``: news, the past, questions of fact, small talk."""
+    return float((_prototypes(embedder, {"any": NOT_REQUESTS}, "any", "not-request")
+                  @ qvec).max())
+
+
+def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.float32],
+             wording: str) -> tuple[str, ...]:
+    """The domains ``classify_request`` names from ``_request_closeness``."""
+    top = max(best.values())
+    if wording in ("choice", "advice"):
         return () if top < CHOICE_FLOOR else \
             tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
-    top = max(best.values())
     if wording != "explicit":  # "implicit": near a domain's requests, or plainly a request
-        other = float((_prototypes(embedder, {"any": NOT_REQUESTS}, "any", "not-request")
-                       @ qvec).max())
+        other = _not_request(embedder, qvec)
+        if wording == "reply" and top - other < REQUEST_MARGIN:
+            return ()  # a reply is a request only when it plainly is one
         if top < CLASSIFY_THRESHOLD + IMPLICIT_MARGIN and top - other < REQUEST_MARGIN:
             return ()
     return tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN
