@@ -287,7 +287,7 @@ def plan_offline(
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
     suggests, domains = suggestion(text, classify,
-                                   answers=bool(window) and _is_question(window[-1]))
+                                   answers=True)
     cues = _find_cues(text, entities, suggests)
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):
