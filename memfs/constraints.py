@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from memfs.constraint_domains import (
     CASUAL,
+    CIRCUMSTANCES,
     DOMAIN_LIMITS,
     DOMAINS,
     LIMITS,
@@ -108,6 +109,15 @@ class ConstraintWeights:
     line that is plainly another domain's limit (a drink's, for a weekend outing) loses. On
     the dev splits at 1,600 messages it halved the other constraints in a probe's slots
     (141 -> 75) for the same passes."""
+    circumstance: float = 1.0
+    """Best cosine to ``CIRCUMSTANCES`` (a standing circumstance that binds the user,
+    whatever its domain), read at query time. Stop 27: among 1,600 messages the slots went
+    to small talk near a domain's limits ("my legs are still sore from a spin class" for
+    an outing); a constraint is a standing circumstance, that talk is not. With ``news``, on
+    the spent and dev splits the constraint reached the right domain's top 3 in 227 of 415
+    probes (was 183) among 1,600 messages and 276 (271) among 200."""
+    news: float = 1.0
+    """Minus the best cosine to ``NEWS`` (personal news that is not a limit)."""
     dup_threshold: float = 0.93
     """Cosine at or above which a constraint hit is a repeat of a better one (and dropped)."""
 
@@ -241,13 +251,13 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
         rows = rows[np.argpartition(-index.limit[rows], w.pool - 1)[:w.pool]]
     if not len(rows):
         return []
-    request, per_domain = _closeness(index, rows, q.text)
+    request, per_domain, standing = _closeness(index, rows, q.text, w)
     limit = index.limit[rows]
     wanted = [DOMAINS.index(d) for d in domains]
     mine = per_domain[:, wanted]  # candidates x requested domains
     rest = np.stack([np.delete(per_domain, d, axis=1).max(axis=1) for d in wanted], axis=1)
     scores = (w.domain_limit * mine + w.relative * (mine - rest)
-              + (w.request * request + w.limit * limit)[:, None])
+              + (w.request * request + w.limit * limit + standing)[:, None])
     in_domain = mine.max(axis=1)
     score = scores.max(axis=1)
     order = _interleave(scores)
@@ -271,21 +281,28 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     return hits
 
 
-def _closeness(index: PairIndex, rows: npt.NDArray[np.int64],
-               text: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
+               w: ConstraintWeights) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32],
+                                               npt.NDArray[np.float32]]:
     """For ``rows``: (cosine to the request, per domain of ``DOMAINS`` its best cosine
-    to one of the domain's limits: rows x 5). One product of the candidates with the
-    request and every domain's prototype limits (~50), on the float16
-    rows (``memfs.similarity.dot``): numpy's threaded BLAS took 7-30 ms for such a small
-    product inside a busy process, against ~0.3 ms single-threaded."""
+    to one of the domain's limits: rows x 5, and how much each reads as a standing
+    circumstance rather than news: ``circumstance`` x its best cosine to ``CIRCUMSTANCES``
+    minus ``news`` x its best cosine to ``NEWS``). One product of the candidates with the
+    request and the prototypes (~75), on the float16 rows (``memfs.similarity.dot``):
+    numpy's threaded BLAS took 7-30 ms for such a small product inside a busy process,
+    against ~0.3 ms single-threaded."""
     fixed = index.cached_embedder()
     protos = [index.query_vector(text)[None, :],
-              *(_prototypes(fixed, DOMAIN_LIMITS, d, "domain-limit") for d in DOMAINS)]
+              *(_prototypes(fixed, DOMAIN_LIMITS, d, "domain-limit") for d in DOMAINS),
+              _prototypes(fixed, {"any": CIRCUMSTANCES}, "any", "circumstance"),
+              _prototypes(fixed, {"any": NEWS}, "any", "news")]
     sims = dot(np.asarray(index.vectors[rows], dtype=np.float16), np.concatenate(protos))
     ends = np.cumsum([len(p) for p in protos])
-    per_domain = np.stack([sims[:, a:b].max(axis=1) for a, b in zip(ends[:-1], ends[1:])],
-                          axis=1)
-    return sims[:, 0].astype(np.float32), per_domain.astype(np.float32)
+    best = [sims[:, a:b].max(axis=1) for a, b in zip(ends[:-1], ends[1:])]
+    per_domain = np.stack(best[:len(DOMAINS)], axis=1)
+    standing = w.circumstance * best[-2] - w.news * best[-1]
+    return (sims[:, 0].astype(np.float32), per_domain.astype(np.float32),
+            standing.astype(np.float32))
 
 
 def _interleave(scores: npt.NDArray[np.float32]) -> list[int]:
