@@ -154,7 +154,8 @@ def suggestion(text: str, classify: Classify | None,
         return False, ()
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
-        wording = _wording(text) or ("reply" if answers and not PAST.search(text) else "")
+        wording = _wording(text) or ("" if PAST.search(text) else
+                                     "reply" if answers else "statement")
         domains = tuple(classify(text, wording)) if wording else ()
         if domains or (wording and old_rule):
             return True, domains
@@ -287,7 +288,7 @@ def plan_offline(
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
     suggests, domains = suggestion(text, classify,
-                                   answers=True)
+                                   answers=bool(window) and _is_question(window[-1]))
     cues = _find_cues(text, entities, suggests)
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):

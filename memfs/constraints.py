@@ -72,13 +72,15 @@ its nearest domains when its best cosine to a domain's requests or ``OPTIONS`` i
 this; below it the option is not a dish, a drink, an outing, a present or a place ("should
 I take the job offer?"). On the dev splits' 190 requests 0.25 and 0.3 gave the same domain
 hits (169, 168), 0.35 gave 163 (BENCHMARKS.md, seventh round)."""
-WORDINGS = ("explicit", "choice", "advice", "implicit", "reply")
+WORDINGS = ("explicit", "choice", "advice", "implicit", "reply", "statement")
 
 __all__ = ["DOMAINS", "DOMAIN_LIMITS", "LIMITS", "NEWS", "REQUESTS", "TOPICS", "WORDINGS",
            "ConstraintWeights", "classify_in_window", "classify_request", "occasion",
            "rank_constraints"]
 
 _ALL_REQUESTS = {d: REQUESTS[d] + CASUAL[d] for d in DOMAINS}
+_UNASKED = ("implicit", "reply", "statement")
+"""Wordings that carry no suggestion or advice words: checked against ``NOT_REQUESTS``."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,11 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
       request is close to a domain's requests, or clearly nearer to a request than to
       anything that is not one (``REQUEST_MARGIN``);
     - "reply" (a reply to the assistant's question that asks nothing itself: "go on,
-      nothing fancy"): as "implicit", and only when plainly a request (``REQUEST_MARGIN``).
+      nothing fancy"): as "implicit", and only when plainly a request (``REQUEST_MARGIN``);
+    - "statement" (neither a question nor a reply to one: "his 50th is next week and i'm
+      clueless what to get him"): only when close to a domain's requests
+      (``CLASSIFY_THRESHOLD``) and plainly a request (``REQUEST_MARGIN``): news worded the
+      same way ("the cat just knocked my coffee over") is not one (stop 27).
 
     The prototypes are embedded once per model; ``text`` in one run (the turn's query rides
     along: ``memfs.embed_memo``)."""
@@ -184,8 +190,9 @@ def classify_in_window(embedder: Embedder, text: str, wording: str,
         near, _ = _request_closeness(embedder, around, "implicit")
         occasion_domain = max(near, key=near.__getitem__)
         return tuple(d for d in DOMAINS if d in domains or d == occasion_domain)
-    other = _not_request(embedder, qvec) if wording in ("implicit", "reply") else 0.0
-    if top < other or wording == "reply" and top - other < REQUEST_MARGIN:
+    other = _not_request(embedder, qvec) if wording in _UNASKED else 0.0
+    if top < other or wording in _UNASKED[1:] and top - other < REQUEST_MARGIN \
+            or wording == "statement":
         return domains  # a question of fact, news or the past, whatever the talk is about
     wording = "implicit" if wording == "reply" else wording
     return _domains(embedder, *_request_closeness(embedder, around, wording), wording) or domains
@@ -225,7 +232,8 @@ def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.fl
             tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
     if wording != "explicit":  # "implicit": near a domain's requests, or plainly a request
         other = _not_request(embedder, qvec)
-        if wording == "reply" and top - other < REQUEST_MARGIN:
+        if wording in _UNASKED[1:] and top - other < REQUEST_MARGIN \
+                or wording == "statement" and top < CLASSIFY_THRESHOLD:
             return ()  # a reply is a request only when it plainly is one
         if top < CLASSIFY_THRESHOLD + IMPLICIT_MARGIN and top - other < REQUEST_MARGIN:
             return ()
