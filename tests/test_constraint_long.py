@@ -13,11 +13,12 @@ from __future__ import annotations
 import pytest
 
 from memfs.embed import Embedder
+from memfs.retrieval_plan import RetrievalPlan
 
 pytestmark = pytest.mark.model
 
 
-def _plan(embedder: Embedder, message: str, window: list[str]):  # type: ignore[no-untyped-def]
+def _plan(embedder: Embedder, message: str, window: list[str]) -> RetrievalPlan:
     from memfs.agent.plan_rules import plan_offline
 
     from memfs.constraints import classify_in_window
