@@ -301,12 +301,16 @@ def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
     numpy's threaded BLAS took 7-30 ms for such a small product inside a busy process,
     against ~0.3 ms single-threaded."""
     fixed = index.cached_embedder()
-    protos = [index.query_vector(text)[None, :],
-              *(_prototypes(fixed, DOMAIN_LIMITS, d, "domain-limit") for d in DOMAINS),
-              _prototypes(fixed, {"any": CIRCUMSTANCES}, "any", "circumstance"),
-              _prototypes(fixed, {"any": NEWS}, "any", "news")]
-    sims = dot(np.asarray(index.vectors[rows], dtype=np.float16), np.concatenate(protos))
-    ends = np.cumsum([len(p) for p in protos])
+    key = (fixed.name, "rank-prototypes")
+    if key not in _VECTORS:
+        _VECTORS[key] = np.concatenate([
+            *(_prototypes(fixed, DOMAIN_LIMITS, d, "domain-limit") for d in DOMAINS),
+            _prototypes(fixed, {"any": CIRCUMSTANCES}, "any", "circumstance"),
+            _prototypes(fixed, {"any": NEWS}, "any", "news")])
+    sizes = [1, *(len(DOMAIN_LIMITS[d]) for d in DOMAINS), len(CIRCUMSTANCES), len(NEWS)]
+    sims = dot(np.asarray(index.vectors[rows], dtype=np.float16),
+               np.concatenate([index.query_vector(text)[None, :], _VECTORS[key]]))
+    ends = np.cumsum(sizes)
     best = [sims[:, a:b].max(axis=1) for a, b in zip(ends[:-1], ends[1:])]
     per_domain = np.stack(best[:len(DOMAINS)], axis=1)
     standing = w.circumstance * best[-2] - w.news * best[-1]
