@@ -105,6 +105,7 @@ FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jso
          "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl",
          "blind10": "data/constraint_probes10.jsonl", "blind11": "data/constraint_probes11.jsonl",
          "blind12": "data/constraint_probes12.jsonl",
+         "blind13": "data/constraint_probes13.jsonl",
          "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl"}
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6

@@ -134,11 +134,12 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
 @eval_group.command("constraints")
 @click.option("--split", type=click.Choice(["test", "dev", "blind2", "blind3", "blind4", "blind5",
                                                  "blind6", "blind7", "blind8", "blind9",
-                                                 "blind10", "blind11", "blind12", "dev2", "dev3"]),
+                                                 "blind10", "blind11", "blind12", "blind13", "dev2",
+                                                 "dev3"]),
               default="test",
               show_default=True,
               help="test: the first blind probe set; dev: the set the constraint search was tuned "
-                   "on; blind2 to blind12: fresh blind sets (each measured once, never tuned on); dev2, dev3: "
+                   "on; blind2 to blind13: fresh blind sets (each measured once, never tuned on); dev2, dev3: "
                    "requests asked after a live window (before), for tuning.")
 @click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
               help="Messages of small talk around the constraints (even).")
