@@ -353,9 +353,9 @@ class LearnedExtractor(SemanticExtractor):
             return None
         if "own" in self.gates and kind in ("fact", "preference", "plan", "event") and not users_own(sentence):
             return None
-        if "episode" in self.gates and kind in ("fact", "preference") and one_episode(sentence, unit.msg.ts.date(), hit):
-            return None
         day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
+        if "episode" in self.gates and kind in ("fact", "preference") and one_episode(sentence, day, hit):
+            return None
         expires = None
         if kind == "plan":
             if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):

@@ -89,6 +89,7 @@ from typing import TYPE_CHECKING, Any
 
 from memfs.agent.evals.planted_data import _bank, _SmallTalk
 from memfs.agent.evals.report import Timings, eval_home, load_embedder, machine, verdict
+from memfs.agent.evals.splits import CONSTRAINT_FILES
 from rich.table import Table
 
 from memfs.errors import BadInputError
@@ -98,15 +99,7 @@ if TYPE_CHECKING:
     from memfs.history import Message
     from memfs.store import MemoryPair
 
-FILES = {"test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
-         "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
-         "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl",
-         "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
-         "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl",
-         "blind10": "data/constraint_probes10.jsonl", "blind11": "data/constraint_probes11.jsonl",
-         "blind12": "data/constraint_probes12.jsonl",
-         "blind13": "data/constraint_probes13.jsonl",
-         "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl"}
+FILES = CONSTRAINT_FILES
 START = dt.datetime(2026, 9, 1, 9, 0, tzinfo=dt.timezone.utc)
 THRESHOLD = 0.6
 """The eval fails below this share of probes passing (first measurement: BENCHMARKS.md)."""

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memfs.agent.evals.report import Timings, eval_home, load_embedder, machine, verdict
+from memfs.agent.evals.splits import PROFILE_FILES
 from rich.table import Table
 
 from memfs.errors import BadInputError
@@ -46,8 +47,7 @@ if TYPE_CHECKING:
     from memfs.embed import Embedder
     from memfs.store import MemoryPair
 
-FILES = {"dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json", "blind": "data/profile_blind.json",
-         "blind2": "data/profile_blind2.json", "blind3": "data/profile_blind3.json"}
+FILES = PROFILE_FILES
 SLOTS = ("name", "pronouns", "work", "home", "family", "partner", "pet", "health", "diet", "boundary", "cares")
 PER_PAIR = 8
 """Standing facts per pair, at most (a pair never holds two of one slot)."""

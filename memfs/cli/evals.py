@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memfs.agent.evals.splits import CONSTRAINT_FILES, PROFILE_FILES
 from memfs.cli.common import State, cli, console, err_console, pass_state, print_json
 from memfs.errors import BadInputError
 
@@ -132,10 +133,7 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
 
 
 @eval_group.command("constraints")
-@click.option("--split", type=click.Choice(["test", "dev", "blind2", "blind3", "blind4", "blind5",
-                                                 "blind6", "blind7", "blind8", "blind9",
-                                                 "blind10", "blind11", "blind12", "blind13", "dev2",
-                                                 "dev3"]),
+@click.option("--split", type=click.Choice(list(CONSTRAINT_FILES)),
               default="test",
               show_default=True,
               help="test: the first blind probe set; dev: the set the constraint search was tuned "
@@ -164,7 +162,7 @@ def constraints(state: State, split: str, n_messages: int, together: int, dreame
 
 
 @eval_group.command("profile")
-@click.option("--split", type=click.Choice(["dev", "dev2", "blind", "blind2", "blind3"]), default="dev", show_default=True,
+@click.option("--split", type=click.Choice(list(PROFILE_FILES)), default="dev", show_default=True,
               help="dev: written with the code, tuned on; dev2: chat-register small talk "
                    "(typos, lowercase, emoji), for calibration; blind, blind2, blind3 (chat register): "
                    "measured once, never tuned on.")

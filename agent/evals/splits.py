@@ -1,0 +1,28 @@
+"""Which probe and set files each eval split reads.
+
+Kept apart from the evals themselves so that the CLI can offer the splits as ``--split``
+choices without importing an eval (and its report and table code) at startup: a new split
+is registered once, here.
+"""
+
+from __future__ import annotations
+
+CONSTRAINT_FILES = {
+    "test": "data/constraint_probes.jsonl", "dev": "data/constraint_dev.jsonl",
+    "blind2": "data/constraint_probes2.jsonl", "blind3": "data/constraint_probes3.jsonl",
+    "blind4": "data/constraint_probes4.jsonl", "blind5": "data/constraint_probes5.jsonl",
+    "blind6": "data/constraint_probes6.jsonl", "blind7": "data/constraint_probes7.jsonl",
+    "blind8": "data/constraint_probes8.jsonl", "blind9": "data/constraint_probes9.jsonl",
+    "blind10": "data/constraint_probes10.jsonl", "blind11": "data/constraint_probes11.jsonl",
+    "blind12": "data/constraint_probes12.jsonl", "blind13": "data/constraint_probes13.jsonl",
+    "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
+}
+"""``memfs eval constraints --split``: test is the first blind set, blind2-13 the later ones
+(each measured once), dev/dev2/dev3 the tuning sets."""
+
+PROFILE_FILES = {
+    "dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json",
+    "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json",
+    "blind3": "data/profile_blind3.json",
+}
+"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind3 measured once."""
