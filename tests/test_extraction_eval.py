@@ -130,3 +130,14 @@ def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFix
     last = json.loads(out[-1])
     assert last["extractor"] == "rules" and {"all", *SPLITS} <= set(last)
     assert {"false_cards", "false_rate"} <= set(last["blind7"])
+
+
+def test_a_keyword_matches_at_a_word_start_not_inside_a_word() -> None:
+    """A stem still matches its forms, but a short keyword no longer counts a card about a
+    trip "tomorrow" as the forbidden card about a rowing club (stop 27's eval artefact)."""
+    from memfs.agent.dream.extraction_eval import has_word
+
+    assert has_word("allerg", "the user is allergic to sesame")
+    assert has_word("row", "the user joined a row club")
+    assert not has_word("row", "the user flies tomorrow")
+    assert has_word("Ex-boss", "her ex-boss called")

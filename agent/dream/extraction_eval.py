@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,7 +191,7 @@ def card_matches(op: CardOp, ref: dict[str, Any]) -> bool:
     if op.type not in types and not any(frozenset({op.type, t}) in COMPATIBLE for t in types):
         return False
     text = (op.body + " " + " ".join(op.entities)).lower()
-    if not all(any(alt.lower() in text for alt in kw.split("|")) for kw in ref["keywords"]):
+    if not all(any(has_word(alt, text) for alt in kw.split("|")) for kw in ref["keywords"]):
         return False
     for name in ("expires", "valid_from"):
         want = ref.get(name)
@@ -206,9 +207,16 @@ def is_false(op: CardOp, forbidden: dict[str, Any]) -> bool:
     if types and op.type not in types:
         return False
     text = (op.body + " " + " ".join(op.entities)).lower()
-    if not all(any(alt.lower() in text for alt in kw.split("|")) for kw in forbidden["keywords"]):
+    if not all(any(has_word(alt, text) for alt in kw.split("|")) for kw in forbidden["keywords"]):
         return False
-    return not any(word.lower() in text for word in forbidden.get("unless", []))
+    return not any(has_word(word, text) for word in forbidden.get("unless", []))
+
+
+def has_word(keyword: str, text: str) -> bool:
+    """A keyword matches at the start of a word, so a stem still matches its forms ("allerg"
+    in "allergic") but "row" no longer matches inside "tomorrow" (a false card counted for a
+    card about a trip tomorrow, stop 27)."""
+    return re.search(r"(?<![a-z0-9])" + re.escape(keyword.lower()), text) is not None
 
 
 def _match(produced: list[CardOp], refs: list[dict[str, Any]]) -> dict[int, int]:
