@@ -7,7 +7,7 @@ retrieval time.
 
 Matching: a produced card (write, supersede or merge op) matches a reference card when the
 types are compatible, every reference keyword appears in its body or entities
-(case-insensitive; ``a|b`` means either) and, when the reference gives ``expires`` or
+(case-insensitive, at the start of a word so a stem matches its forms; ``a|b`` means either) and, when the reference gives ``expires`` or
 ``valid_from``, the dates are equal. Cards are paired one-to-one by maximum bipartite
 matching. Supersede and merge targets and retired plans (expire or close: both say "no
 longer live") are scored as sets.
