@@ -190,7 +190,7 @@ def classify_in_window(embedder: Embedder, text: str, wording: str,
             return domains
         near, _ = _request_closeness(embedder, around, "implicit")
         occasion_domain = max(near, key=near.__getitem__)
-        return tuple(d for d in DOMAINS if d in domains or d == occasion_domain)
+        return domains if occasion_domain in domains else (*domains, occasion_domain)
     other = _not_request(embedder, qvec) if wording in _UNASKED else 0.0
     if top < other or wording in _UNASKED[1:] and top - other < REQUEST_MARGIN \
             or wording == "statement":
@@ -230,7 +230,7 @@ def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.fl
     top = max(best.values())
     if wording in ("choice", "advice"):
         return () if top < CHOICE_FLOOR else \
-            tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN)
+            _nearest_first(best, [d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN])
     if wording != "explicit":  # "implicit": near a domain's requests, or plainly a request
         other = _not_request(embedder, qvec)
         if wording in _UNASKED[1:] and top - other < REQUEST_MARGIN \
@@ -238,8 +238,16 @@ def _domains(embedder: Embedder, best: dict[str, float], qvec: npt.NDArray[np.fl
             return ()  # a reply is a request only when it plainly is one
         if top < CLASSIFY_THRESHOLD + IMPLICIT_MARGIN and top - other < REQUEST_MARGIN:
             return ()
-    return tuple(d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN
-                 or (wording == "explicit" and best[d] >= CLASSIFY_THRESHOLD))
+    return _nearest_first(best, [d for d in DOMAINS if best[d] >= top - CLASSIFY_MARGIN
+                                 or (wording == "explicit" and best[d] >= CLASSIFY_THRESHOLD)])
+
+
+def _nearest_first(best: dict[str, float], domains: Sequence[str]) -> tuple[str, ...]:
+    """``domains`` nearest first (ties in ``DOMAINS`` order): the first is what the request
+    asks for, the others what it touches ("what should I make for the barbecue?" is food
+    first, then drink, an outing and a place), and ``rank_constraints`` keeps the first
+    domain's best limit in the slots."""
+    return tuple(sorted(domains, key=lambda d: (-best[d], DOMAINS.index(d))))
 
 
 def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
@@ -319,15 +327,20 @@ def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
 
 
 def _interleave(scores: npt.NDArray[np.float32]) -> list[int]:
-    """Candidate order for several domains (``scores``: candidates x domains): each
-    domain's best first, in the order of their scores, then the rest by their best score.
-    "Something fun in the city on saturday" asks about activities and places: the best
-    place limit must not push the best activity limit out of the slots."""
+    """Candidate order for several domains (``scores``: candidates x domains, the domains
+    as the plan names them, the request's own first): the first domain's best first, then
+    each other domain's best, in the order of their scores, then the rest by their best
+    score. "Something fun in the city on saturday" asks about activities and places: the
+    best place limit must not push the best activity limit out of the slots. And "what
+    should I make for the barbecue?" asks for food before it touches drink, an outing and
+    a place: with more domains than slots, the three others' limits must not push out the
+    food limit (stop 28)."""
     best = scores.max(axis=1)
     order: list[int] = np.argsort(-best, kind="stable").tolist()
     if scores.shape[1] == 1:
         return order
-    firsts = sorted({int(np.argmax(scores[:, d])) for d in range(scores.shape[1])},
+    first = int(np.argmax(scores[:, 0]))
+    others = sorted({int(np.argmax(scores[:, d])) for d in range(1, scores.shape[1])} - {first},
                     key=lambda n: -best[n])
-    chosen = set(firsts)
-    return firsts + [n for n in order if n not in chosen]
+    chosen = {first, *others}
+    return [first, *others] + [n for n in order if n not in chosen]
