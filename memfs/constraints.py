@@ -156,7 +156,8 @@ def classify_request(embedder: Embedder, text: str, wording: str = "advice") -> 
       (``CLASSIFY_THRESHOLD``) and plainly a request (``REQUEST_MARGIN``): news worded the
       same way ("the cat just knocked my coffee over") is not one (stop 27).
 
-    The prototypes are embedded once per model; ``text`` in one run (the turn's query rides
+    The domains come nearest first (``_nearest_first``). The prototypes are embedded once
+    per model; ``text`` in one run (the turn's query rides
     along: ``memfs.embed_memo``)."""
     return _domains(embedder, *_request_closeness(embedder, text, wording), wording)
 
@@ -252,7 +253,8 @@ def _nearest_first(best: dict[str, float], domains: Sequence[str]) -> tuple[str,
 
 def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
                      weights: ConstraintWeights | None = None) -> list[SearchHit]:
-    """Up to ``q.k`` rows that state a constraint or preference of ``domains``.
+    """Up to ``q.k`` rows that state a constraint or preference of ``domains`` (the
+    request's own first, as the plan names them: its best limit leads, ``_interleave``).
 
     Only what the user said and cards count: the assistant does not have constraints
     (its messages carry ``NOT_LIMIT``)."""
