@@ -15,7 +15,6 @@ from memfs.agent.plan_words import (
     ABOUT_STATE,
     ADVICE,
     CHOICE,
-    CONSTRAINT,
     DOMAINS,
     FILLER,
     FINITE,
@@ -23,6 +22,7 @@ from memfs.agent.plan_words import (
     FIRST_PERSON_ANY,
     HOW_TO,
     KIN,
+    LIMIT,
     MEMORY_CUE,
     META,
     NOT_NAMES,
@@ -139,18 +139,23 @@ def _wording(text: str) -> str:
     return ""
 
 
-def suggestion(text: str, classify: Classify | None) -> tuple[bool, tuple[str, ...]]:
+def suggestion(text: str, classify: Classify | None,
+               answers: bool = False) -> tuple[bool, tuple[str, ...]]:
     """Whether ``text`` asks for a suggestion where preferences matter, and its domains.
 
     With ``classify`` (the embedding model) a request phrased as general advice counts too
     ("which cocktail should I order?"); without it, only the suggestion words and the
     domain word lists do, as before. A question about what the assistant suggested
-    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words."""
+    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words.
+    ``answers``: ``text`` replies to the assistant's question ("shall I pick a few dinners?"
+    — "go on, nothing fancy"): a reply that asks nothing itself may carry the request on
+    (wording "reply": classified only when it reads more like a request than like news)."""
     if ABOUT_ASSISTANT.search(text):
         return False, ()
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:
-        wording = _wording(text)
+        wording = _wording(text) or ("" if PAST.search(text) else
+                                     "reply" if answers else "statement")
         domains = tuple(classify(text, wording)) if wording else ()
         if domains or (wording and old_rule):
             return True, domains
@@ -201,7 +206,7 @@ def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequenc
     if not all(_stem(e) in stems for e in entities):
         return False
     if _SUGGESTION in cues:
-        return bool(CONSTRAINT.search(unit))
+        return bool(LIMIT.search(unit))
     if entities and all(c.startswith(_MENTIONS) for c in cues):
         return True
     hit = len(content & stems)
@@ -217,7 +222,7 @@ def _suggestion_covered(text: str, units: list[tuple[str, str]]) -> str | None:
     needed = [rx for rx in DOMAINS.values() if rx.search(text)]
     found = None
     for domain in needed:
-        where = next((w for w, u in units if CONSTRAINT.search(u) and domain.search(u)), None)
+        where = next((w for w, u in units if LIMIT.search(u) and domain.search(u)), None)
         if where is None:
             return None
         found = found or where
@@ -282,7 +287,8 @@ def plan_offline(
     text = QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
-    suggests, domains = suggestion(text, classify)
+    suggests, domains = suggestion(text, classify,
+                                   answers=bool(window) and _is_question(window[-1]))
     cues = _find_cues(text, entities, suggests)
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):

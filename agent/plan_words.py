@@ -81,8 +81,13 @@ PREF_DOMAIN = rx(
     r"eat", r"recipes?", r"restaurants?", r"bake", r"dessert", r"drinks?", r"gifts?", r"presents?",
     r"birthday", r"anniversary", r"trip", r"date night", r"weekend", r"make", r"get",
 )
-CONSTRAINT = rx(r"allerg\w*", r"vegetarian", r"vegan", r"gluten", r"lactose", r"intoleran\w*",
-                  r"(?:does|do|can)n[o']?t eat", r"hates?", r"loves?", r"favou?rite", r"prefers?")
+# A liking ("loves", "favourite", "prefers") was one of these until the live-window round.
+LIMIT_WORDS = (r"allerg\w*", r"vegetarian", r"vegan", r"gluten", r"lactose", r"intoleran\w*",
+               r"(?:does|do|can)n[o']?t eat", r"hates?")
+LIMIT = rx(*LIMIT_WORDS)
+"""A limit said in so many words: what a suggestion must respect, and what, in the context
+already, spares it a search of memory. A liking ("loves her garden") does not: the limit
+said weeks ago is still to be found."""
 KIN_WORDS = (r"sister", r"brother", r"mom", r"mum", r"dad", r"mother", r"father",
               r"grand(?:ma|pa|mother|father|mum|dad)", r"aunt", r"uncle", r"cousin")
 KIN = rx(*KIN_WORDS)

@@ -50,14 +50,15 @@ class AgentPlanner:
         from memfs.agent.plan import decide
         from memfs.agent.plan_rules import search_query
 
-        from memfs.constraints import classify_request
+        from memfs.constraints import classify_in_window
         from memfs.embed_memo import expect_text
 
         def classify(text: str, wording: str) -> tuple[str, ...]:
             # the classifier's model run is the turn's first: the search's query (the
-            # message as the rules rewrite it) rides along, not in a run of its own
+            # message as the rules rewrite it) rides along, not in a run of its own; the
+            # recent window sets the occasion of a request that names no domain
             expect_text(pair.store.embedder, search_query(request.message))
-            return classify_request(pair.store.embedder, text, wording)
+            return classify_in_window(pair.store.embedder, text, wording, request.recent)
 
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,

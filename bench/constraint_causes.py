@@ -28,7 +28,7 @@ def main() -> None:
     from memfs.agent.evals.report import Timings, eval_home, load_embedder
     from memfs.agent.services import wired_store
 
-    from memfs.constraints import ConstraintWeights, rank_constraints
+    from memfs.constraints import ConstraintWeights, occasion, rank_constraints
     from memfs.context import build_context
     from memfs.index import open_index
     from memfs.search_types import make_query
@@ -60,7 +60,8 @@ def main() -> None:
                     lim = float(index.limit[row]) if row is not None else None
                     users = index.limit[index.limit > -1]
                     lrank = int((users > lim).sum()) + 1 if lim is not None else None
-                    hits = rank_constraints(index, make_query(p.request, 3, now=now), [p.domain])
+                    asked = occasion([m.content for m in window], p.request)
+                    hits = rank_constraints(index, make_query(asked, 3, now=now), [p.domain])
                     right = p.domain in tuple(ctx.plan.constraint_domains)
                     inctx = mid in {h.id for h in ctx.hits}
                     got = mid in {h.id for h in hits}

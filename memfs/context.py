@@ -98,7 +98,7 @@ def build_context(pair: MemoryPair, message: str, *, now: dt.datetime | None = N
     recent = [m.content for m in window[-12:]]
     request = PlanRequest(message, recent, summary, pins, memory_names(pair, head))
     plan = pair.store.services.planner.plan(pair, request)
-    hits = _retrieve(pair, plan, window, now) if plan.need_retrieval else []
+    hits = _retrieve(pair, plan, window, now, message) if plan.need_retrieval else []
     memory, used = _memory_block(summary, hits, config.retrieval_budget)
     tokens = {"system": count_tokens(system), "summary": count_tokens(summary),
               "retrieved": used}
@@ -154,7 +154,7 @@ CONSTRAINT_SLOTS = 3
 
 
 def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
-              now: dt.datetime | None) -> list[SearchHit]:
+              now: dt.datetime | None, message: str = "") -> list[SearchHit]:
     in_window = {m.id for m in window}
     k = pair.config.search_k
     # The window and the summary are in front of the model already: retrieving them again
@@ -163,19 +163,27 @@ def _retrieve(pair: MemoryPair, plan: RetrievalPlan, window: list[Message],
                        entities=list(plan.entities), now=now, kinds=("card", "message"),
                        exclude=in_window)
     if plan.constraint_domains:
-        hits = _with_constraints(pair, plan, hits, in_window, k, now)
+        hits = _with_constraints(pair, plan, hits, window, k, now, message)
     return hits[:k]
 
 
 def _with_constraints(pair: MemoryPair, plan: RetrievalPlan, hits: list[SearchHit],
-                      in_window: set[str], k: int, now: dt.datetime | None) -> list[SearchHit]:
+                      window: list[Message], k: int, now: dt.datetime | None,
+                      message: str = "") -> list[SearchHit]:
     """``hits`` with up to ``CONSTRAINT_SLOTS`` of their last places given to the
     constraints and preferences of the plan's domains (a constraint the plain search also
-    found moves into those places rather than appearing twice)."""
+    found moves into those places rather than appearing twice). Mid-conversation the
+    constraint search reads ``message`` with the window's last turns (``memfs.constraints.
+    occasion``: who it is for, and what for), the text the planner classified, so the
+    window is embedded once a turn at most."""
+    from memfs.constraints import occasion
     from memfs.search import constraint_search
 
+    in_window = {m.id for m in window}
     slots = min(CONSTRAINT_SLOTS, max(1, k // 2))
-    extra = constraint_search(pair, plan.search_query, plan.constraint_domains, k=slots,
+    recent = [m.content for m in window]
+    request = occasion(recent, message.strip()) if recent and message.strip() else plan.search_query
+    extra = constraint_search(pair, request, plan.constraint_domains, k=slots,
                               now=now, exclude=in_window)
     chosen = {h.id for h in extra}
     keep = [h for h in hits if h.id not in chosen][:max(0, k - len(extra))]

@@ -46,8 +46,10 @@ class RetrievalPlan:
     confidence: float = 0.5
     reason: str = ""
     constraint_domains: tuple[str, ...] = ()
-    """For a request for a suggestion: the domains it touches. Their constraints and
-    preferences are searched too, since they rarely share words with the request."""
+    """For a request for a suggestion: the domains it touches, what it asks for first
+    (``memfs.constraints.classify_request`` names the nearest first). Their constraints and
+    preferences are searched too, since they rarely share words with the request; the first
+    domain's best limit keeps a slot whatever the others' score (stop 28)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -55,10 +55,12 @@ def _pair(home: Path, embedder: Embedder, n_messages: int) -> tuple[MemoryPair, 
     return pair, START + dt.timedelta(days=60)
 
 
-FOUND = 4
+FOUND = {200: 5, 1600: 4}
 """Of the five domains, how many must find their own constraint in the three slots: measured
-4 at 200 and at 1,600 messages (the ankle's crutches lose to small talk about sore legs
-for "what could we get up to?"; main's code before the round: the same 4 on this scene)."""
+4 at 200 and at 1,600 messages until stop 27 (the ankle's crutches lost to small talk about
+sore legs for "what could we get up to?"); since the search also ranks by how much a line
+reads as a standing circumstance rather than news, 5 at 200 (at 1,600, 4; 5 with the
+heavier weights 1.0 and 1.0, which churned more on the spent splits)."""
 
 
 @pytest.mark.parametrize("n_messages", [200, 1600])
@@ -74,7 +76,7 @@ def test_each_domain_finds_its_own_indirect_constraint(
         if said not in hits:
             missed.append((domain, hits))
         assert not set(NEWS) & set(hits), (domain, hits)  # news never takes a slot
-    assert len(missed) <= len(SCENE) - FOUND, missed
+    assert len(missed) <= len(SCENE) - FOUND[n_messages], missed
 
 
 def test_the_limit_score_is_written_with_the_row(isolated_env: Path, real_embedder: Embedder,

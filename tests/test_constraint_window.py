@@ -1,17 +1,101 @@
-"""Issue 12, point 3, mid-conversation: a constraint probe may carry the live conversation
-before its request (``before``) and whether its constraint is said plainly (``kind``); the
-probe files are checked when they load. (The planner change that read the window, measured
-on blind11 at stop 26 and reverted, had its behaviour tests here: see git history, c-win.)
+"""Issue 12, point 3, mid-conversation: a suggestion request comes after turns that set up
+its occasion ("my niece turns 3 on saturday" ... "no, any ideas?"). The planner takes the
+domain from the recent window when the request names none, the constraint search reads the
+request with it, and a request that names its domain keeps it whatever the window is about
+(stop 27: the window's nearest domain is added to it, ``test_constraint_long.py``).
+The probe files' optional ``before`` and ``kind`` are checked when they load.
+
+The conversations and constraints here are written for this file (not from a probe set).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memfs.app import MemoryStore
+from memfs.embed import Embedder
 from memfs.errors import BadInputError
+
+OCCASIONS = [
+    ("gift", "My niece still puts everything in her mouth, so nothing with small parts.",
+     (("user", "my niece turns 3 on saturday, big party at my sister's"),
+      ("assistant", "How lovely! Have you sorted anything for her yet?")),
+     "not yet, any ideas?"),
+    ("drink", "Since the liver scare I haven't touched a drop, and I'm keeping it that way.",
+     (("user", "work do at the rooftop bar tonight, first one in ages"),
+      ("assistant", "Sounds fun! Are you looking forward to it?")),
+     "kind of! what do i get when i'm up there?"),
+]
+
+
+def _probes(rows: list[tuple[str, str, tuple[tuple[str, str], ...], str]]) -> list[Any]:
+    from memfs.agent.evals.constraints import Probe
+
+    return [Probe(f"win-{n}", d, c, r, before) for n, (d, c, before, r) in enumerate(rows)]
+
+
+@pytest.mark.model
+def test_a_request_that_names_no_domain_takes_it_and_its_constraint_from_the_window(
+        isolated_env: Path, real_embedder: Embedder, fresh_indexes: None) -> None:
+    """200 messages of small talk, each constraint said once; asked after its occasion, the
+    request is planned in its domain and brings the constraint."""
+    from memfs.agent.evals.constraints import START, live_window, write_history
+
+    from memfs.context import build_context
+
+    probes = _probes(OCCASIONS)
+    pair = MemoryStore(isolated_env, embedder=real_embedder).pair("alex", "window")
+    write_history(pair, probes, 200)
+    now = START + dt.timedelta(days=60)
+    for probe in probes:
+        ctx = build_context(pair, probe.request, now=now, window=live_window(probe, now))
+        assert probe.domain in ctx.plan.constraint_domains, (probe.request, ctx.plan)
+        assert probe.constraint in [h.text for h in ctx.hits], probe.request
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("domain", "window", "message"), [
+    ("drink", ["we're off to lisbon for three nights next month", "Lovely! Where are you staying?"],
+     "first things first, which cocktail should i order tonight?"),
+    ("place", ["my sister's birthday is on friday", "Nice! Have you got her a present?"],
+     "sorted. where should we go on holiday this summer?"),
+])
+def test_a_request_that_names_its_domain_is_not_overridden_by_the_window(
+        real_embedder: Embedder, domain: str, window: list[str],
+        message: str) -> None:
+    """The named domain stays; the window's nearest domain may join it (stop 27), never
+    replace it."""
+    from memfs.agent.plan_rules import plan_offline
+
+    from memfs.constraints import classify_in_window
+
+    plan = plan_offline(message, window,
+                        classify=lambda t, w: classify_in_window(real_embedder, t, w, window))
+    assert plan.need_retrieval and domain in plan.constraint_domains
+    assert len(plan.constraint_domains) <= 2, plan.constraint_domains
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("message", [
+    "we went to the beach at the weekend",
+    "i bought my dad a watch for his birthday",
+    "my partner cooked tonight for once",
+])
+def test_a_reply_that_is_news_is_no_suggestion_request(real_embedder: Embedder, message: str) -> None:
+    """The assistant asked a question; the user answers with news, not a request."""
+    from memfs.agent.plan_rules import plan_offline
+
+    from memfs.constraints import classify_in_window
+
+    window = ["my sister is visiting next week", "How lovely! How long is she staying?"]
+    plan = plan_offline(message, window,
+                        classify=lambda t, w: classify_in_window(real_embedder, t, w, window))
+    assert plan.constraint_domains == ()
+    assert "suggestion" not in plan.reason
 
 
 def _line(**changes: Any) -> dict[str, Any]:
@@ -62,5 +146,8 @@ def test_the_dev2_probes_carry_their_windows() -> None:
     from memfs.agent.evals.constraints import load_probes
 
     probes = load_probes("dev2")
+    assert len(probes) == 40 and len({p.id for p in probes}) == 40
+    assert all(p.before and p.before[0][0] == "user" and p.kind for p in probes)
+    probes = load_probes("dev3")
     assert len(probes) == 40 and len({p.id for p in probes}) == 40
     assert all(p.before and p.before[0][0] == "user" and p.kind for p in probes)
