@@ -138,7 +138,9 @@ def test_two_workers_dream_every_event_of_40_pairs_exactly_once(
     expected = queue.events
     assert len(expected) == 44 and {u for u, _ in expected} == {p.user for p in pairs}
 
-    wait_for(lambda: all(not pending_events(p.root) for p in pairs), 90, "every event dreamed")
+    # A deadline for liveness, not a speed claim (speed lives in bench/): on 2 cores shared with
+    # other jobs, 44 dreams took 31 s unloaded and over 90 s at load average 8.
+    wait_for(lambda: all(not pending_events(p.root) for p in pairs), 300, "every event dreamed")
     for pair in pairs:
         merged = merged_events(pair)
         assert merged == Counter({e: 1 for u, e in expected if u == pair.user}), pair.user
@@ -152,7 +154,7 @@ def test_two_workers_dream_every_event_of_40_pairs_exactly_once(
         for user, event in sorted(expected):
             queue.app.send_task(TASK, args=[user, "mira", event], queue=QUEUE, connection=conn)
     wait_for(lambda: sum(w.text().count(": already-dreamed") for w in pool) == len(expected),
-             30, "every repeated job to be acknowledged as already dreamed")
+             120, "every repeated job to be acknowledged as already dreamed")
     assert {p.user: _git(p.root, "rev-parse", "main") for p in pairs} == heads
 
 
