@@ -14,15 +14,9 @@ from memfs.agent.dream.ops import CloseOp, Extraction, MergeOp, Op, SupersedeOp,
 
 from memfs.cards import Card
 
-# blind8 is measured once, at the end of issue 13's second round, blind9 once, at the end of its
-# third round, blind10 once, at the end of its fourth round, blind11 once, at the end of its fifth
-# round, blind12 once, at the end of its sixth round, blind13 once, at the end of its seventh
-# round, blind14 once, at the end of its eighth round, blind15 once, at the end of its ninth
-# round, blind16 once, at the end of its tenth round, blind17 once, at the end of its eleventh
-# round, blind18 once, at the end of its twelfth round, and blind19 (written at stop 28, not yet
-# run) and blind20 (written at stop 29 for the next round, unmeasured) once each, in a later
-# round; none is tuned on: all are left out of
-# every floor here so that no test run shows their numbers.
+# Blind splits (``ev.BLIND``: blind8 onwards) are each run once, by the lead, at the end of a round
+# (which is when, and their first numbers: BENCHMARKS.md); none is tuned on, and all are left out
+# of every floor here so that no test run shows their numbers.
 BLIND = ev.BLIND  # the eval's own list: a split added there is left out here too
 DATASET = [w for w in ev.load_dataset() if w.split not in BLIND]
 
@@ -137,9 +131,7 @@ def test_module_entry_prints_a_table_and_one_json_line(capsys: pytest.CaptureFix
 def test_a_keyword_matches_at_a_word_start_not_inside_a_word() -> None:
     """A stem still matches its forms, but a short keyword no longer counts a card about a
     trip "tomorrow" as the forbidden card about a rowing club (stop 27's eval artefact)."""
-    from memfs.agent.dream.extraction_eval import has_word
-
-    assert has_word("allerg", "the user is allergic to sesame")
-    assert has_word("row", "the user joined a row club")
-    assert not has_word("row", "the user flies tomorrow")
-    assert has_word("Ex-boss", "her ex-boss called")
+    assert ev.has_word("allerg", "the user is allergic to sesame")
+    assert ev.has_word("row", "the user joined a row club")
+    assert not ev.has_word("row", "the user flies tomorrow")
+    assert ev.has_word("Ex-boss", "her ex-boss called")

@@ -139,7 +139,7 @@ def test_two_workers_dream_every_event_of_40_pairs_exactly_once(
     assert len(expected) == 44 and {u for u, _ in expected} == {p.user for p in pairs}
 
     # A deadline for liveness, not a speed claim (speed lives in bench/): on 2 cores shared with
-    # other jobs, 44 dreams took 31 s unloaded and over 90 s at load average 8.
+    # other jobs, 44 dreams took 31 s in a durations run and over 90 s at load average 8.
     wait_for(lambda: all(not pending_events(p.root) for p in pairs), 300, "every event dreamed")
     for pair in pairs:
         merged = merged_events(pair)

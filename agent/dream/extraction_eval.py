@@ -190,8 +190,7 @@ def card_matches(op: CardOp, ref: dict[str, Any]) -> bool:
     types = set(ref.get("types") or [ref["type"]])
     if op.type not in types and not any(frozenset({op.type, t}) in COMPATIBLE for t in types):
         return False
-    text = (op.body + " " + " ".join(op.entities)).lower()
-    if not all(any(has_word(alt, text) for alt in kw.split("|")) for kw in ref["keywords"]):
+    if not says_all(ref["keywords"], _text(op)):
         return False
     for name in ("expires", "valid_from"):
         want = ref.get(name)
@@ -206,10 +205,18 @@ def is_false(op: CardOp, forbidden: dict[str, Any]) -> bool:
     types = forbidden.get("types")
     if types and op.type not in types:
         return False
-    text = (op.body + " " + " ".join(op.entities)).lower()
-    if not all(any(has_word(alt, text) for alt in kw.split("|")) for kw in forbidden["keywords"]):
-        return False
-    return not any(has_word(word, text) for word in forbidden.get("unless", []))
+    text = _text(op)
+    return says_all(forbidden["keywords"], text) and not any(has_word(w, text) for w in forbidden.get("unless", []))
+
+
+def _text(op: CardOp) -> str:
+    return (op.body + " " + " ".join(op.entities)).lower()
+
+
+def says_all(keywords: Sequence[str], text: str) -> bool:
+    """Every keyword is in the text; ``a|b`` means either. Reference and forbidden cards are
+    judged by this one rule, so a change to matching moves recall and false cards together."""
+    return all(any(has_word(alt, text) for alt in kw.split("|")) for kw in keywords)
 
 
 def has_word(keyword: str, text: str) -> bool:
