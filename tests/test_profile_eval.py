@@ -61,6 +61,18 @@ def test_the_third_blind_set_loads_and_spreads_over_pairs() -> None:
     assert_spread(blind3)
 
 
+def test_the_fourth_blind_set_loads_and_spreads_over_pairs() -> None:
+    """blind4 (stop 30) is measured once by the lead: here it is only loaded (never run) — 24
+    facts, 2-3 per slot, its chat-register bank inline with at least 22 topics, no slot twice
+    in a pair."""
+    blind4 = profile_eval.load_set("blind4")
+    assert blind4.split == "blind4" and len(blind4.standing) == 24 and "topics" in blind4.bank
+    assert len(blind4.bank["topics"]) >= 22
+    counts = {slot: sum(f.slot == slot for f in blind4.standing) for slot in profile_eval.SLOTS}
+    assert all(2 <= n <= 3 for n in counts.values()), counts
+    assert_spread(blind4)
+
+
 def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
     """dev2 (chat-register small talk, its bank inline) loads through load_set: 24 facts,
     every slot kind at least twice, and groups_of never puts two of one slot in a pair."""

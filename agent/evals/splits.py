@@ -25,6 +25,6 @@ CONSTRAINT_FILES = {
 PROFILE_FILES = {
     "dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json",
     "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json",
-    "blind3": "data/profile_blind3.json",
+    "blind3": "data/profile_blind3.json", "blind4": "data/profile_blind4.json",
 }
-"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind3 measured once."""
+"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind4 measured once."""
