@@ -177,6 +177,23 @@ def test_dates_are_written_once() -> None:
     assert with_dates(text, find_date(text, today)) == "we're getting married on Saturday 19 June 2027"
     text = "dentist tomorrow at 9"
     assert with_dates(text, find_date(text, today)) == "dentist tomorrow (Wednesday 2027-06-02) at 9"
+    text = "the boiler man comes on Friday"  # the weekday once, not "on Friday (Friday 2027-06-04)"
+    assert with_dates(text, find_date(text, today)) == "the boiler man comes on Friday 2027-06-04"
+    text = "we marry on Saturday the 19th of June"  # June's 19th, not this month's: there is none
+    assert with_dates(text, find_date(text, today)) == "we marry on Saturday 19 June 2027"
+    text = "on Saturday the 10th of July we fly"  # and not the next Saturday the 10th either
+    assert find_date(text, today).start == dt.date(2027, 7, 10)
+
+
+def test_a_story_line_says_its_day_once() -> None:
+    """A rule card's "(said on <day>)" anchors the card alone; on a story line that starts with
+    the same day it is said twice."""
+    from memfs.agent.dream.summary import _story_lines
+
+    ts = dt.datetime(2027, 6, 1, 20, 0, tzinfo=dt.UTC)
+    window = [Message("s-1", 0, "user", "Got promoted to head chef today!", ts)]
+    op = WriteOp(type="event", body="The user got promoted to head chef (said on 2027-06-01).")
+    assert _story_lines(window, [op], None) == ["2027-06-01: The user got promoted to head chef."]
 
 
 def card_ops(ops: Sequence[object]) -> list[CardOp]:

@@ -73,8 +73,9 @@ def find_date(text: str, today: dt.date) -> DateHit | None:
     start, kind, hit = min(found, key=lambda f: f[0])
     if kind in ("month", "nth", "wd_nth"):
         start, kind, hit = _month_and_day(found, today) or (start, kind, hit)
-    if kind == "weekday":
-        # "Thursday 15 October": the calendar date right after the weekday is the date.
+    if kind in ("weekday", "wd_nth"):
+        # "Thursday 15 October", "Saturday the 19th of June": the calendar date that starts
+        # within or right after the weekday phrase is the date (not the 19th of this month).
         end = start + len(hit.phrase) + 3
         exact = [f for f in found if f[1] in _EXACT and start <= f[0] <= end]
         if exact:
@@ -250,7 +251,8 @@ _LEAD_WEEKDAY = re.compile(rf"(?:{_WD}),? (?:the )?$", re.IGNORECASE)
 
 def with_dates(text: str, hit: DateHit | None) -> str:
     """Pin the date, written once. A relative phrase keeps the user's words and gains the day:
-    "tomorrow (Thursday 2026-11-05)". A day and month (with the weekday before it and the year
+    "tomorrow (Thursday 2026-11-05)", and a weekday its date: "on Friday 2026-11-27", never
+    "on Friday (Friday 2026-11-27)". A day and month (with the weekday before it and the year
     after it, when the user gave them) becomes one absolute date: "on Saturday 19 June 2027",
     never "19 June (Saturday 2027-06-19) 2027"."""
     if hit is None or hit.phrase not in text:
@@ -265,6 +267,8 @@ def with_dates(text: str, hit: DateHit | None) -> str:
         day = hit.start
         label = f"{calendar.day_name[day.weekday()]} {day.day} {calendar.month_name[day.month]} {day.year}"
         return text[:start] + label + text[end:]
+    if hit.start == hit.end and hit.phrase.split()[-1].lower() == calendar.day_name[hit.start.weekday()].lower():
+        return text.replace(hit.phrase, f"{hit.phrase} {hit.start.isoformat()}", 1)  # "on Friday 2026-11-27"
     return text.replace(hit.phrase, f"{hit.phrase} ({iso_label(hit)})", 1)
 
 

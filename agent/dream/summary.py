@@ -163,8 +163,8 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
         return [f"{day}: {clip(story, 300)}"]
     cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
     told = [op.body for op in cards if op.type not in PROFILE_TYPES]
-    if told:
-        return [f"{day}: {clip(b)}" for b in told[:4]]
+    if told:  # the line's day is said once: a rule card's "(said on <that day>)" is dropped
+        return [f"{day}: {clip(b.replace(f' (said on {day})', ''))}" for b in told[:4]]
     if cards:
         return []  # standing facts only: the profile says them, the story does not repeat them
     said = next((m.content for m in window if m.role == "user"), "")
