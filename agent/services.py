@@ -50,15 +50,19 @@ class AgentPlanner:
         from memfs.agent.plan import decide
         from memfs.agent.plan_rules import search_query
 
+        from memfs.constraint_second_chance import second_chance
         from memfs.constraints import classify_in_window
         from memfs.embed_memo import expect_text
 
         def classify(text: str, wording: str) -> tuple[str, ...]:
             # the classifier's model run is the turn's first: the search's query (the
             # message as the rules rewrite it) rides along, not in a run of its own; the
-            # recent window sets the occasion of a request that names no domain
-            expect_text(pair.store.embedder, search_query(request.message))
-            return classify_in_window(pair.store.embedder, text, wording, request.recent)
+            # recent window sets the occasion of a request that names no domain, and
+            # gives a second chance to one the classifier leaves empty (stop 30)
+            embedder = pair.store.embedder
+            expect_text(embedder, search_query(request.message))
+            return (classify_in_window(embedder, text, wording, request.recent)
+                    or second_chance(embedder, text, wording, request.recent))
 
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,
