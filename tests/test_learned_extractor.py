@@ -80,6 +80,13 @@ def test_a_lowercase_name_after_my_friend_is_a_person() -> None:
     assert entities("my friend and I went out") == ("user",)
 
 
+def test_a_request_verb_that_opens_the_sentence_is_no_person() -> None:
+    """The demo's plan card had ``entities: [user, Remind]``."""
+    assert entities("Remind me to book something by Wednesday.") == ("user",)
+    assert entities("Tell Maya I said hi.") == ("user", "Maya")
+    assert entities("Lin moved the review to Friday.") == ("user", "Lin")
+
+
 def test_a_day_number_after_a_month_is_a_day_of_that_month() -> None:
     hit = find_date("we fly out in may, on the 21st", dt.date(2027, 3, 1))
     assert hit is not None and hit.start == dt.date(2027, 5, 21)

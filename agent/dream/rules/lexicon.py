@@ -103,7 +103,9 @@ NOT_NAMES = {"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ok", "Okay", "Yes", "No",
              "Hi", "Ugh", "Also", "And", "But", "So", "The", "A", "An", "My", "We", "It", "Thanks",
              "Sure", "Guess", "Maybe", "Actually", "Anyway", "Big", "Nah", "Lol", "Omg", "Well",
              "Sadly", "Random", "Just", "She", "He", "They", "You", "Her", "His", "Their", "Our", "Your",
-             "This", "That", "There", "Then", "What", "When", "Why", "How", "Who", "Where", "Not"}
+             "This", "That", "There", "Then", "What", "When", "Why", "How", "Who", "Where", "Not",
+             # a request to the assistant opens on its verb ("Remind me to book ...")
+             "Remind", "Tell", "Ask", "Let", "Help", "Please", "Pick", "Choose", "Give", "Make"}
 INTERJECTIONS = {"Wow", "Yay", "Congrats", "Congratulations", "Omg", "Lol", "Haha", "Great", "Cool", "Nice",
                  "Ugh", "Damn", "Honestly", "Seriously", "Exactly", "Morning", "Evening", "Night", "Thanks",
                  "Sorry", "Please", "Same", "True", "Never", "Nope", "Yep", "Totally", "Anyway", "Finally"}

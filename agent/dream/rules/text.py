@@ -48,7 +48,9 @@ def names_in(text: str) -> list[str]:
     found = []
     for match in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2})", text):
         word = match.group(1)
-        head = word.split()[0]
+        head, _, rest = word.partition(" ")
+        if head in NOT_NAMES and rest:
+            word, head = rest, rest.split()[0]  # "Tell Maya": Maya
         if head in NOT_NAMES or head.lower().removesuffix("s") in WEEKDAYS or head.lower() in MONTHS:
             continue
         found.append(word)
