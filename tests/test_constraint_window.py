@@ -151,3 +151,18 @@ def test_the_dev2_probes_carry_their_windows() -> None:
     probes = load_probes("dev3")
     assert len(probes) == 40 and len({p.id for p in probes}) == 40
     assert all(p.before and p.before[0][0] == "user" and p.kind for p in probes)
+
+
+def test_the_blind16_probes_load_with_windows_six_per_domain_half_plain() -> None:
+    """blind16 loads (read only: it is measured once, never run or tuned on here)."""
+    from memfs.agent.evals.constraints import load_probes
+
+    probes = load_probes("blind16")
+    assert len(probes) == 30 and [p.id for p in probes] == [f"c16-{n:02d}" for n in range(1, 31)]
+    assert all(sum(p.domain == d for p in probes) == 6
+               for d in ("food", "drink", "activity", "gift", "place"))
+    assert sum(p.kind == "plain" for p in probes) == 15
+    assert sum(p.kind == "indirect" for p in probes) == 15
+    assert all(2 <= len(p.before) <= 4 and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
+               for p in probes)
+    assert all(p.constraint.strip() and p.request.strip() for p in probes)

@@ -17,9 +17,10 @@ CONSTRAINT_FILES = {
     "blind12": "data/constraint_probes12.jsonl", "blind13": "data/constraint_probes13.jsonl",
     "blind14": "data/constraint_probes14.jsonl",
     "blind15": "data/constraint_probes15.jsonl",
+    "blind16": "data/constraint_probes16.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-15 the later ones
+"""``memfs eval constraints --split``: test is the first blind set, blind2-16 the later ones
 (each measured once), dev/dev2/dev3 the tuning sets."""
 
 PROFILE_FILES = {
