@@ -2,6 +2,10 @@
 searched (case- and punctuation-insensitive) in this checkout, ``../shared`` and LongMemEval.
 
     python bench/phrase_overlap.py agent/evals/data/constraint_probes.jsonl constraint,request
+    python bench/phrase_overlap.py agent/evals/data/profile_blind4.json said,reply,lines,repeated,replies
+
+A JSON-lines file is read line by line; a JSON document (the profile sets) is searched for
+the fields in every object nested in it, a field that holds a list of strings included.
 
 A blind set must not share its phrasing with the code or data it is measured against; the
 only windows expected elsewhere are generic ones ("what should I order").
@@ -14,6 +18,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -23,7 +28,7 @@ def corpus(skip: Path) -> dict[str, str]:
     texts: dict[str, str] = {}
     for base in (ROOT, SHARED):
         for path in base.rglob("*"):
-            if {".venv", ".git"} & set(path.parts) or not path.is_file():
+            if {".venv", ".git", "build", "dist"} & set(path.parts) or not path.is_file():
                 continue
             if path.resolve() == skip.resolve() or path.suffix == ".gz":
                 continue
@@ -38,20 +43,49 @@ def corpus(skip: Path) -> dict[str, str]:
     return texts
 
 
+def records(path: Path) -> list[dict[str, Any]]:
+    """Every object of a JSON-lines probe file, or every object nested anywhere in one JSON
+    document (the profile sets: facts, bank topics and their templates)."""
+    raw = path.read_text("utf-8")
+    try:
+        document = json.loads(raw)
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in raw.splitlines() if line.strip()]
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(document)
+    return found
+
+
+def strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [s for item in value for s in strings(item)] if isinstance(value, list) else []
+
+
 def main() -> None:
     probe_file, fields = Path(sys.argv[1]), sys.argv[2].split(",")
     texts = corpus(probe_file)
     hits = 0
-    for line in probe_file.read_text("utf-8").splitlines():
-        probe = json.loads(line)
+    for n, probe in enumerate(records(probe_file)):
         for name in fields:
-            words = re.findall(r"[a-z']+", probe[name].lower())
-            for i in range(len(words) - 3):
-                pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words[i:i + 4])) + r"\b")
-                found = [k for k, text in texts.items() if pattern.search(text)]
-                if found:
-                    hits += 1
-                    print(probe["id"], name, " ".join(words[i:i + 4]), "->", ", ".join(found[:3]))
+            for said in strings(probe.get(name)):
+                words = re.findall(r"[a-z']+", said.lower())
+                for i in range(len(words) - 3):
+                    pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words[i:i + 4])) + r"\b")
+                    found = [k for k, text in texts.items() if pattern.search(text)]
+                    if found:
+                        hits += 1
+                        print(probe.get("id", f"#{n}"), name, " ".join(words[i:i + 4]), "->", ", ".join(found[:3]))
     print(f"4-word windows found elsewhere: {hits}")
 
 
