@@ -2,10 +2,10 @@
 searched (case- and punctuation-insensitive) in this checkout, ``../shared`` and LongMemEval.
 
     python bench/phrase_overlap.py agent/evals/data/constraint_probes.jsonl constraint,request
-    python bench/phrase_overlap.py agent/evals/data/profile_blind4.json said,reply,lines,repeated,replies
+    python bench/phrase_overlap.py agent/evals/data/profile_blind4.json said,reply,gist,lines,repeated,replies,signoff
 
 A JSON-lines file is read line by line; a JSON document (the profile sets) is searched for
-the fields in every object nested in it, a field that holds a list of strings included.
+the fields in every object nested in it, every string inside a field's value included.
 
 A blind set must not share its phrasing with the code or data it is measured against; the
 only windows expected elsewhere are generic ones ("what should I order").
@@ -67,8 +67,12 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 
 def strings(value: Any) -> list[str]:
+    """Every string in a field's value, however nested (a profile topic's ``lines`` hold
+    objects whose ``user`` and ``replies`` are the text)."""
     if isinstance(value, str):
         return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
     return [s for item in value for s in strings(item)] if isinstance(value, list) else []
 
 
