@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import pytest
 from memfs.agent.dream import extraction_eval as ev
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.devset import dev_windows, never
@@ -154,3 +155,35 @@ def test_a_person_named_in_passing_becomes_who_they_are_to_the_user(real_embedde
     ])
     assert any(op.type == "relationship" and "oren" in op.body.lower() for op in cards), text
     assert not any(op.type != "relationship" and "travelling" in op.body.lower() for op in cards), text
+
+
+
+def test_a_move_told_as_one_past_event_stays_in_the_profile(real_embedder: Embedder) -> None:
+    """A one-off past event that leaves something true behind (a flat moved into) stays a
+    profile card: the retype never moves it to the story."""
+    cards, text = _cards(real_embedder, ["we moved into a ground floor flat in govan last spring", "How is it?"])
+    assert any(op.type == "fact" and "govan" in op.body.lower() for op in cards), text
+
+
+@pytest.mark.xfail(strict=True, reason="the learned model types it an event (main does too; the retype does not cause it)")
+def test_a_limit_found_out_on_one_day_stays_in_the_profile(real_embedder: Embedder) -> None:
+    """A food that makes the user's lips swell, told through the day it was found out, is a
+    standing limit. Known defect: the learned model's type is event, so it goes to the story; a
+    reverse retype (event with a still-true clause and a limit score ≥ 0.40 → fact) was tried on
+    dev and flipped as many one-off events as standing limits (BENCHMARKS.md, stop 31)."""
+    cards, text = _cards(real_embedder, [
+        "found out at a wedding in june that sesame makes my lips swell up, so that's me off hummus",
+        "That sounds scary.",
+    ])
+    assert any(op.type in ("fact", "preference", "boundary") and "sesame" in op.body.lower() for op in cards), text
+
+
+@pytest.mark.xfail(strict=True, reason="RETYPE_SURE keeps small talk the model is sure of (P(fact) 0.78) a fact")
+def test_small_talk_told_as_one_past_episode_goes_to_the_story(real_embedder: Embedder) -> None:
+    """What happened once, with nothing still true in it, is no standing fact: it would sit in
+    the profile for ever. Known limit: the identity guard keeps it a fact when the learned model
+    is sure of the type (BENCHMARKS.md, stop 31)."""
+    cards, text = _cards(real_embedder, [
+        "the self checkout at tesco ate my fiver this morning, cracking start", "Oh no!",
+    ])
+    assert not any(op.type in ("fact", "preference") and "checkout" in op.body.lower() for op in cards), text
