@@ -42,6 +42,7 @@ from memfs.constraint_domains import (
     REQUESTS,
     TOPICS,
 )
+from memfs.dedupe import DupGroups
 from memfs.embed import Embedder
 from memfs.embed_memo import expect_text
 from memfs.index_items import KIND_CODES
@@ -123,6 +124,25 @@ class ConstraintWeights:
     """Minus the best cosine to ``NEWS`` (personal news that is not a limit)."""
     dup_threshold: float = 0.93
     """Cosine at or above which a constraint hit is a repeat of a better one (and dropped)."""
+    repeat: float = 0.5
+    """Minus this x log(1 + copies): how often the user said the line, in these words or
+    others (``repeat_threshold``). Small talk comes back ("have you heard of Small Hours?
+    I'm hooked", "okay, have you heard of …", "oh, and …"); a limit told in passing is said
+    once. Stop 31: among 1,600 messages the lines that kept a limit out of its domain's
+    top 3 were mostly such lines said again with another opener; with this, on the spent
+    splits (535 probes) the right domain's top 3 held 278 -> 344 limits (none lost) and
+    the context 230 -> 266, with no change among 200 messages (BENCHMARKS.md, stop 31,
+    c-rank). It also holds a limit said again and again back by as much: one reason
+    ``reference`` is small and the threshold is a paraphrase's, not a topic's."""
+    repeat_threshold: float = 0.8
+    """Cosine at or above which another line is the same line said again: "okay, have you
+    heard of …" and "oh, and have you heard of …" are 0.9 and more; two lines on one topic
+    ("I'm halfway through Circe …", "… through Pachinko …") 0.5-0.7, and on the spent
+    splits no limit had another of the user's lines nearer than 0.62."""
+    reference: int = 160
+    """The copies are counted among the candidates best by the limit score, this many
+    (twice ``pool``: a copy just outside the pool still counts), so the count costs the
+    same at any history size: ``pool`` x ``reference`` cosines in the one product."""
 
 
 _VECTORS: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
@@ -265,13 +285,14 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     groups, _ = index.derived()
     eligible = eligibility(index, q) & groups.representative
     eligible &= index.kinds != KIND_CODES["summary"]
-    rows = np.flatnonzero(eligible & (index.limit >= w.bar))
-    if len(rows) > w.pool:
-        rows = rows[np.argpartition(-index.limit[rows], w.pool - 1)[:w.pool]]
+    reference = _best_by_limit(index, np.flatnonzero(eligible & (index.limit >= w.bar)),
+                               max(w.pool, w.reference))
+    rows = _best_by_limit(index, reference, w.pool)
     if not len(rows):
         return []
-    request, per_domain, standing = _closeness(index, rows, q.text, w)
+    request, per_domain, standing, near = _closeness(index, rows, q.text, w, reference)
     limit = index.limit[rows]
+    standing = standing - w.repeat * np.log1p(_copies(groups, rows, near, w.repeat_threshold))
     wanted = [DOMAINS.index(d) for d in domains]
     mine = per_domain[:, wanted]  # candidates x requested domains
     rest = np.stack([np.delete(per_domain, d, axis=1).max(axis=1) for d in wanted], axis=1)
@@ -300,16 +321,36 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     return hits
 
 
+def _best_by_limit(index: PairIndex, rows: npt.NDArray[np.int64],
+                   n: int) -> npt.NDArray[np.int64]:
+    """The ``n`` of ``rows`` with the highest write-time limit score (all when fewer)."""
+    if len(rows) <= n:
+        return rows
+    return rows[np.argpartition(-index.limit[rows], n - 1)[:n]]
+
+
+def _copies(groups: DupGroups, rows: npt.NDArray[np.int64], near: npt.NDArray[np.float32],
+            threshold: float) -> npt.NDArray[np.float32]:
+    """How many times each of ``rows`` was said besides once: its identical copies (its
+    duplicate group, ``memfs.dedupe``) and the other lines at least ``threshold`` close
+    (``near``: rows x the reference candidates, each row among them)."""
+    same = [groups.count[g] - 1 if g >= 0 else 0 for g in groups.group[rows].tolist()]
+    others = (near >= threshold).sum(axis=1) - 1
+    return (np.asarray(same, dtype=np.float32) + np.maximum(others, 0)).astype(np.float32)
+
+
 def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
-               w: ConstraintWeights) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32],
-                                               npt.NDArray[np.float32]]:
+               w: ConstraintWeights, reference: npt.NDArray[np.int64]) -> tuple[
+                   npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32],
+                   npt.NDArray[np.float32]]:
     """For ``rows``: (cosine to the request, per domain of ``DOMAINS`` its best cosine
-    to one of the domain's limits: rows x 5, and how much each reads as a standing
+    to one of the domain's limits: rows x 5, how much each reads as a standing
     circumstance rather than news: ``circumstance`` x its best cosine to ``CIRCUMSTANCES``
-    minus ``news`` x its best cosine to ``NEWS``). One product of the candidates with the
-    request and the prototypes (~75), on the float16 rows (``memfs.similarity.dot``):
-    numpy's threaded BLAS took 7-30 ms for such a small product inside a busy process,
-    against ~0.3 ms single-threaded."""
+    minus ``news`` x its best cosine to ``NEWS``, and its cosine to each ``reference``
+    row). One product of the candidates with the request, the prototypes (~75) and the
+    reference rows (``ConstraintWeights.reference``), on the float16 rows
+    (``memfs.similarity.dot``): numpy's threaded BLAS took 7-30 ms for such a small
+    product inside a busy process, against ~0.3 ms single-threaded."""
     fixed = index.cached_embedder()
     key = (fixed.name, "rank-prototypes")
     if key not in _VECTORS:
@@ -319,13 +360,14 @@ def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
             _prototypes(fixed, {"any": NEWS}, "any", "news")])
     sizes = [1, *(len(DOMAIN_LIMITS[d]) for d in DOMAINS), len(CIRCUMSTANCES), len(NEWS)]
     sims = dot(np.asarray(index.vectors[rows], dtype=np.float16),
-               np.concatenate([index.query_vector(text)[None, :], _VECTORS[key]]))
+               np.concatenate([index.query_vector(text)[None, :], _VECTORS[key],
+                               np.asarray(index.vectors[reference], dtype=np.float32)]))
     ends = np.cumsum(sizes)
     best = [sims[:, a:b].max(axis=1) for a, b in zip(ends[:-1], ends[1:])]
     per_domain = np.stack(best[:len(DOMAINS)], axis=1)
     standing = w.circumstance * best[-2] - w.news * best[-1]
     return (sims[:, 0].astype(np.float32), per_domain.astype(np.float32),
-            standing.astype(np.float32))
+            standing.astype(np.float32), sims[:, ends[-1]:].astype(np.float32))
 
 
 def _interleave(scores: npt.NDArray[np.float32]) -> list[int]:
