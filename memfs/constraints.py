@@ -290,9 +290,13 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     rows = _best_by_limit(index, reference, w.pool)
     if not len(rows):
         return []
-    request, per_domain, standing, near = _closeness(index, rows, q.text, w, reference)
+    message = KIND_CODES["message"]
+    request, per_domain, standing, near = _closeness(
+        index, rows, q.text, w, reference[index.kinds[reference] == message])
     limit = index.limit[rows]
-    standing = standing - w.repeat * np.log1p(_copies(groups, rows, near, w.repeat_threshold))
+    copies = np.where(index.kinds[rows] == message,
+                      _copies(groups, rows, near, w.repeat_threshold), 0.0)
+    standing = standing - w.repeat * np.log1p(copies)
     wanted = [DOMAINS.index(d) for d in domains]
     mine = per_domain[:, wanted]  # candidates x requested domains
     rest = np.stack([np.delete(per_domain, d, axis=1).max(axis=1) for d in wanted], axis=1)
@@ -331,9 +335,11 @@ def _best_by_limit(index: PairIndex, rows: npt.NDArray[np.int64],
 
 def _copies(groups: DupGroups, rows: npt.NDArray[np.int64], near: npt.NDArray[np.float32],
             threshold: float) -> npt.NDArray[np.float32]:
-    """How many times each of ``rows`` was said besides once: its identical copies (its
-    duplicate group, ``memfs.dedupe``) and the other lines at least ``threshold`` close
-    (``near``: rows x the reference candidates, each row among them)."""
+    """How many times each of ``rows`` (messages) was said besides once: its identical
+    copies (its duplicate group, ``memfs.dedupe``) and the user's other lines at least
+    ``threshold`` close (``near``: rows x the reference messages, each row among them).
+    Cards are not counted: a card written from a message restates it, the user did not
+    say it twice (and dreaming merges cards that say the same)."""
     same = [groups.count[g] - 1 if g >= 0 else 0 for g in groups.group[rows].tolist()]
     others = (near >= threshold).sum(axis=1) - 1
     return (np.asarray(same, dtype=np.float32) + np.maximum(others, 0)).astype(np.float32)
