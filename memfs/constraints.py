@@ -14,7 +14,9 @@ binds the user, rather than to news or chatter); the candidates are the ``pool``
 score highest above ``bar``, at any history size, and they are ranked by how close they
 are to one of the *requested* domain's prototype limits (``memfs.constraint_domains``, the
 domain model: one sentence per cause, in general terms), to the request, and by the limit
-score. Context assembly gives the best a few of its slots.
+score; a line the user said again, in the same words or others, counts less (small talk
+comes back, a limit told in passing is said once: ``ConstraintWeights.repeat``). Context
+assembly gives the best a few of its slots.
 
 Calibrated on the spent constraint splits (``memfs eval constraints --split``: test, dev,
 blind2 to blind5; blind6 is the blind set of the sixth round). Whether a message is a
@@ -130,10 +132,11 @@ class ConstraintWeights:
     I'm hooked", "okay, have you heard of …", "oh, and …"); a limit told in passing is said
     once. Stop 31: among 1,600 messages the lines that kept a limit out of its domain's
     top 3 were mostly such lines said again with another opener; with this, on the spent
-    splits (535 probes) the right domain's top 3 held 278 -> 344 limits (none lost) and
-    the context 230 -> 266, with no change among 200 messages (BENCHMARKS.md, stop 31,
-    c-rank). It also holds a limit said again and again back by as much: one reason
-    ``reference`` is small and the threshold is a paraphrase's, not a topic's."""
+    splits (535 probes) the right domain's top 3 held 279 -> 325 limits and the context
+    230 -> 266 (36 won, none lost), with no change among 200 messages (BENCHMARKS.md,
+    stop 31, c-rank). It holds back a limit the user restates just as much: the
+    threshold is a paraphrase's, not a topic's, so two different limits of one domain
+    are not copies of each other."""
     repeat_threshold: float = 0.8
     """Cosine at or above which another line is the same line said again: "okay, have you
     heard of …" and "oh, and have you heard of …" are 0.9 and more; two lines on one topic
@@ -282,21 +285,14 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     domains = [d for d in domains if d in DOMAINS]
     if not index.position or not domains:
         return []
-    groups, _ = index.derived()
-    eligible = eligibility(index, q) & groups.representative
-    eligible &= index.kinds != KIND_CODES["summary"]
-    reference = _best_by_limit(index, np.flatnonzero(eligible & (index.limit >= w.bar)),
-                               max(w.pool, w.reference))
-    rows = _best_by_limit(index, reference, w.pool)
+    rows, said, groups = _candidates(index, q, w)
     if not len(rows):
         return []
-    message = KIND_CODES["message"]
-    request, per_domain, standing, near = _closeness(
-        index, rows, q.text, w, reference[index.kinds[reference] == message])
+    request, per_domain, standing, near = _closeness(index, rows, q.text, w, said)
     limit = index.limit[rows]
-    copies = np.where(index.kinds[rows] == message,
-                      _copies(groups, rows, near, w.repeat_threshold), 0.0)
-    standing = standing - w.repeat * np.log1p(copies)
+    copies = _copies(groups, rows, index.kinds[rows] == KIND_CODES["message"], near,
+                     w.repeat_threshold)
+    standing = (standing - w.repeat * np.log1p(copies)).astype(np.float32)
     wanted = [DOMAINS.index(d) for d in domains]
     mine = per_domain[:, wanted]  # candidates x requested domains
     rest = np.stack([np.delete(per_domain, d, axis=1).max(axis=1) for d in wanted], axis=1)
@@ -325,6 +321,20 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     return hits
 
 
+def _candidates(index: PairIndex, q: Query, w: ConstraintWeights) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.int64], DupGroups]:
+    """(the ``pool`` rows best by the write-time limit score among the eligible rows at
+    or above ``bar``; the messages among the ``reference`` best, where a candidate's
+    copies are counted; the duplicate groups)."""
+    groups, _ = index.derived()
+    eligible = eligibility(index, q) & groups.representative
+    eligible &= index.kinds != KIND_CODES["summary"]
+    reference = _best_by_limit(index, np.flatnonzero(eligible & (index.limit >= w.bar)),
+                               max(w.pool, w.reference))
+    said = reference[index.kinds[reference] == KIND_CODES["message"]]
+    return _best_by_limit(index, reference, w.pool), said, groups
+
+
 def _best_by_limit(index: PairIndex, rows: npt.NDArray[np.int64],
                    n: int) -> npt.NDArray[np.int64]:
     """The ``n`` of ``rows`` with the highest write-time limit score (all when fewer)."""
@@ -333,16 +343,17 @@ def _best_by_limit(index: PairIndex, rows: npt.NDArray[np.int64],
     return rows[np.argpartition(-index.limit[rows], n - 1)[:n]]
 
 
-def _copies(groups: DupGroups, rows: npt.NDArray[np.int64], near: npt.NDArray[np.float32],
-            threshold: float) -> npt.NDArray[np.float32]:
-    """How many times each of ``rows`` (messages) was said besides once: its identical
-    copies (its duplicate group, ``memfs.dedupe``) and the user's other lines at least
-    ``threshold`` close (``near``: rows x the reference messages, each row among them).
-    Cards are not counted: a card written from a message restates it, the user did not
-    say it twice (and dreaming merges cards that say the same)."""
+def _copies(groups: DupGroups, rows: npt.NDArray[np.int64], said: npt.NDArray[np.bool_],
+            near: npt.NDArray[np.float32], threshold: float) -> npt.NDArray[np.float32]:
+    """How many times each of ``rows`` was said besides once: for a message (``said``),
+    its identical copies (its duplicate group, ``memfs.dedupe``) and the user's other
+    lines at least ``threshold`` close (``near``: rows x the reference messages, each
+    message among them). A card counts 0: written from a message, it restates it; the
+    user did not say it twice (and dreaming merges cards that say the same)."""
     same = [groups.count[g] - 1 if g >= 0 else 0 for g in groups.group[rows].tolist()]
-    others = (near >= threshold).sum(axis=1) - 1
-    return (np.asarray(same, dtype=np.float32) + np.maximum(others, 0)).astype(np.float32)
+    others = np.maximum((near >= threshold).sum(axis=1) - 1, 0)
+    copies = np.asarray(same, dtype=np.float32) + others
+    return np.where(said, copies, 0.0).astype(np.float32)
 
 
 def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
