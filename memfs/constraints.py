@@ -145,7 +145,7 @@ class ConstraintWeights:
     reference: int = 160
     """The copies are counted among the candidates best by the limit score, this many
     (twice ``pool``: a copy just outside the pool still counts), so the count costs the
-    same at any history size: ``pool`` x ``reference`` cosines in the one product."""
+    same at any history size: ``pool`` x ``reference`` cosines."""
 
 
 _VECTORS: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
@@ -288,8 +288,12 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     rows, said, groups = _candidates(index, q, w)
     if not len(rows):
         return []
-    request, per_domain, standing, near = _closeness(index, rows, q.text, w, said)
+    request, per_domain, standing = _closeness(index, rows, q.text, w)
     limit = index.limit[rows]
+    # float32 BLAS on one thread (``constraint_search``): simsimd's float16 product took
+    # 1.7 ms for these 80 x 160 cosines against 0.4 ms
+    near = np.asarray(index.vectors[rows], dtype=np.float32) \
+        @ np.asarray(index.vectors[said], dtype=np.float32).T
     copies = _copies(groups, rows, index.kinds[rows] == KIND_CODES["message"], near,
                      w.repeat_threshold)
     standing = (standing - w.repeat * np.log1p(copies)).astype(np.float32)
@@ -357,17 +361,15 @@ def _copies(groups: DupGroups, rows: npt.NDArray[np.int64], said: npt.NDArray[np
 
 
 def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
-               w: ConstraintWeights, reference: npt.NDArray[np.int64]) -> tuple[
-                   npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32],
-                   npt.NDArray[np.float32]]:
+               w: ConstraintWeights) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32],
+                                               npt.NDArray[np.float32]]:
     """For ``rows``: (cosine to the request, per domain of ``DOMAINS`` its best cosine
-    to one of the domain's limits: rows x 5, how much each reads as a standing
+    to one of the domain's limits: rows x 5, and how much each reads as a standing
     circumstance rather than news: ``circumstance`` x its best cosine to ``CIRCUMSTANCES``
-    minus ``news`` x its best cosine to ``NEWS``, and its cosine to each ``reference``
-    row). One product of the candidates with the request, the prototypes (~75) and the
-    reference rows (``ConstraintWeights.reference``), on the float16 rows
-    (``memfs.similarity.dot``): numpy's threaded BLAS took 7-30 ms for such a small
-    product inside a busy process, against ~0.3 ms single-threaded."""
+    minus ``news`` x its best cosine to ``NEWS``). One product of the candidates with the
+    request and the prototypes (~75), on the float16 rows (``memfs.similarity.dot``):
+    numpy's threaded BLAS took 7-30 ms for such a small product inside a busy process,
+    against ~0.3 ms single-threaded."""
     fixed = index.cached_embedder()
     key = (fixed.name, "rank-prototypes")
     if key not in _VECTORS:
@@ -377,14 +379,13 @@ def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,
             _prototypes(fixed, {"any": NEWS}, "any", "news")])
     sizes = [1, *(len(DOMAIN_LIMITS[d]) for d in DOMAINS), len(CIRCUMSTANCES), len(NEWS)]
     sims = dot(np.asarray(index.vectors[rows], dtype=np.float16),
-               np.concatenate([index.query_vector(text)[None, :], _VECTORS[key],
-                               np.asarray(index.vectors[reference], dtype=np.float32)]))
+               np.concatenate([index.query_vector(text)[None, :], _VECTORS[key]]))
     ends = np.cumsum(sizes)
     best = [sims[:, a:b].max(axis=1) for a, b in zip(ends[:-1], ends[1:])]
     per_domain = np.stack(best[:len(DOMAINS)], axis=1)
     standing = w.circumstance * best[-2] - w.news * best[-1]
     return (sims[:, 0].astype(np.float32), per_domain.astype(np.float32),
-            standing.astype(np.float32), sims[:, ends[-1]:].astype(np.float32))
+            standing.astype(np.float32))
 
 
 def _interleave(scores: npt.NDArray[np.float32]) -> list[int]:
