@@ -154,3 +154,17 @@ def test_a_person_named_in_passing_becomes_who_they_are_to_the_user(real_embedde
     ])
     assert any(op.type == "relationship" and "oren" in op.body.lower() for op in cards), text
     assert not any(op.type != "relationship" and "travelling" in op.body.lower() for op in cards), text
+
+
+def test_a_limit_found_out_on_one_day_is_a_profile_fact_and_a_relatives_news_stays_an_event(
+        real_embedder: Embedder) -> None:
+    """A food that makes the user's lips swell, told through the day it was found out, is a
+    standing limit: it must reach the profile, which the story's shortening never touches. A
+    relative's accident is their news, told once: it stays an event."""
+    cards, text = _cards(real_embedder, [
+        "found out at a wedding in june that sesame makes my lips swell up, so that's me off hummus",
+        "That sounds scary.",
+        "my sister broke her ankle skating on saturday, she's fuming", "Oh no, poor her.",
+    ])
+    assert any(op.type in ("fact", "boundary") and "sesame" in op.body.lower() for op in cards), text
+    assert not any(op.type == "fact" and "ankle" in op.body.lower() for op in cards), text

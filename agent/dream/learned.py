@@ -343,6 +343,14 @@ class LearnedExtractor(SemanticExtractor):
             kind = order[1]
         return self._card(unit, row, kind, vec, protos, hit, ahead) if kind else None
 
+    def _limit(self, sentence: str, vec: np.ndarray) -> float:
+        """The sentence's write-time limit score, as the constraint search sees its message."""
+        from memfs.salience import message_limit, message_salience
+
+        v = np.asarray(vec, dtype=np.float32)[None, :]
+        salience = message_salience([sentence], ["user"], v, self.embedder)
+        return float(message_limit(["user"], v, salience, self.embedder)[0])
+
     def _card(self, unit: Unit, row: Row, kind: str, vec: np.ndarray, protos: Prototypes,
               hit: DateHit | None, future: bool) -> Cand | None:
         """The candidate card for an accepted sentence, unless its grammar says it states
@@ -356,6 +364,9 @@ class LearnedExtractor(SemanticExtractor):
         day = unit.msg.ts.date()  # ``hit`` / ``future``: the sentence's date, as _typed found it
         if "episode" in self.gates and kind in ("fact", "preference") and one_episode(sentence, day, hit):
             return None
+        told_once = kind == "event"  # its body keeps the day it happened, whatever it becomes
+        if kind == "event" and users_own(sentence) and self._limit(sentence, vec) >= LIMIT_FACT:
+            kind = "fact"  # a limit found out on one day still holds: the profile, not the story
         expires = None
         if kind == "plan":
             if hit is None or not future or ROUTINE.search(sentence) or someone_else_acts(sentence, hit):
@@ -366,9 +377,19 @@ class LearnedExtractor(SemanticExtractor):
         context = row.previous if leans_on_previous(sentence) else ""
         best = unit.scores.best()[0] if unit.scores is not None else kind
         cls = best if best in protos.classes and protos.classes[best].type == kind else kind
-        body = write_body(sentence, hit if future or kind == "event" else None, context)
+        body = write_body(sentence, hit if future or told_once else None, context)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn})
+
+
+LIMIT_FACT = 0.40
+"""An event the user tells about themself whose write-time limit score
+(``memfs.salience.message_limit``, what the constraint search reads) reaches this is written as a
+fact: "found out at a wedding in june that sesame makes my lips swell up" is typed event by the
+learned model, and an event goes to the summary's story, which is shortened first, so the limit
+would leave what the model sees every turn. A one-off event kept in the profile costs a line; a
+limit lost costs the user. 0.40 is stop 30's retype bar, taken as it was (BENCHMARKS.md, stop 31),
+not chosen again."""
 
 
 def one_episode(sentence: str, day: dt.date, hit: DateHit | None) -> bool:
