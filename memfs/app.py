@@ -36,4 +36,5 @@ class MemoryStore(store.MemoryStore):
         from memfs.agent.services import default_services
 
         configured = self.config.queue if is_celery_queue(self.config.queue) else None
-        return default_services(self._queue or configured)
+        services: Services = default_services(self._queue or configured)  # typed here: mypy cannot follow memfs.agent's package-dir
+        return services

@@ -52,6 +52,21 @@ def test_every_target_names_an_existing_active_card() -> None:
         assert targets <= ids, w.id
 
 
+def test_the_blind21_windows_load() -> None:
+    """blind21 loads and is well formed (read only: it is measured once, by the lead, never
+    run, scored or tuned on here)."""
+    windows = [w for w in ev.load_dataset() if w.split == "blind21"]
+    assert "blind21" in ev.BLIND and [w.id[:6] for w in windows] == [f"x21-0{n}" for n in range(1, 7)]
+    assert sum(len(w.expected["cards"]) for w in windows) >= 40
+    assert all(w.expected["forbidden"] for w in windows)
+    assert all(r.get("expires") for w in windows for r in w.expected["cards"] if r["type"] == "plan")
+    for w in windows:
+        ids = {c.id for c in w.cards if c.status == "active"}
+        targets = {*w.expected["supersede"], *w.expected["retire"], *(i for m in w.expected["merge"] for i in m)}
+        assert targets <= ids and all(m.ts < w.now for m in w.messages), w.id
+    assert all(any(w.expected[k] for w in windows) for k in ("supersede", "retire", "merge"))
+
+
 def draft(type_: str, body: str, expires: str | None = None, entities: Sequence[str] = ("user",)) -> WriteOp:
     return WriteOp(type=type_, body=body, entities=tuple(entities),
                    expires=dt.date.fromisoformat(expires) if expires else None)

@@ -73,6 +73,18 @@ def test_the_fourth_blind_set_loads_and_spreads_over_pairs() -> None:
     assert_spread(blind4)
 
 
+def test_the_fifth_blind_set_loads_and_spreads_over_pairs() -> None:
+    """blind5 (stop 31) is measured once by the lead: here it is only loaded (never run) — 24
+    facts, 2-3 per slot (every slot present), its chat-register bank inline with at least 24
+    topics of at least 5 lines each, no slot twice in a pair."""
+    blind5 = profile_eval.load_set("blind5")
+    assert blind5.split == "blind5" and len(blind5.standing) == 24 and "topics" in blind5.bank
+    assert len(blind5.bank["topics"]) >= 24 and all(len(t["lines"]) >= 5 for t in blind5.bank["topics"])
+    counts = {slot: sum(f.slot == slot for f in blind5.standing) for slot in profile_eval.SLOTS}
+    assert all(2 <= n <= 3 for n in counts.values()), counts
+    assert_spread(blind5)
+
+
 def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
     """dev2 (chat-register small talk, its bank inline) loads through load_set: 24 facts,
     every slot kind at least twice, and groups_of never puts two of one slot in a pair."""

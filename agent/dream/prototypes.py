@@ -6,7 +6,8 @@ other people's facts, reported speech, hedged plans) is a handful of example sen
 ``data/prototypes.json``. A user sentence scores, per class, the mean of its two best cosine
 similarities to that class's examples; it becomes a candidate when its best positive class
 clears ``accept`` and beats the best negative class by ``margin``. The thresholds are
-calibrated on the dev splits of the extraction set (``calibrate.py``), never on blind8, blind9, blind10, blind11, blind12, blind13, blind14, blind15, blind16 or blind17.
+calibrated on the dev splits of the extraction set (``calibrate.py``), never on the blind splits
+(``extraction_eval.BLIND``: blind8 to blind21).
 
 The prototype vectors are embedded once per embedder (by its ``name``) and cached here.
 """

@@ -50,7 +50,7 @@ def _load(store: object, user: str, character: str) -> MemoryPair:
 
     assert isinstance(store, MemoryStore)
     _step(f"1. A pair repository from sample_memories/{user}/{character}")
-    pair = sample.load_sample(store, user, character)
+    pair: MemoryPair = sample.load_sample(store, user, character)
     console.print(f"home: {store.home}\nrepo: {pair.root}  (a plain git repository: try "
                   f"`git -C {pair.root} log`)")
     cards = pair.cards()
@@ -73,7 +73,8 @@ def _replay(pair: MemoryPair) -> list[str]:
     console.print(f"{result.messages} messages chatted in; {result.events} compaction window(s) "
                   f"dreamed in {len(result.dreams)} merge(s) (waited {result.waited:.1f}s for the "
                   "dream process)")
-    return result.dreams
+    dreams: list[str] = result.dreams
+    return dreams
 
 
 def _history(pair: MemoryPair, dreams: list[str]) -> None:

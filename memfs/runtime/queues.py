@@ -28,7 +28,8 @@ def make_queue(url: str | None = None, *, workers: int | None = None) -> DreamQu
     if parts.scheme in ("redis", "rediss"):
         from memfs.agent.services import queue_from_url
 
-        return queue_from_url(check_queue_url(url, celery_only=True))
+        queue: DreamQueue = queue_from_url(check_queue_url(url, celery_only=True))
+        return queue
     raise BadInputError(f"queue: {url!r}: expected redis://host:port/db or threads://")
 
 
