@@ -30,4 +30,4 @@ PROFILE_FILES = {
     "blind5": "data/profile_blind5.json",
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind5 measured once
-(blind5 written at stop 31, unmeasured until the lead runs it)."""
+(blind5 written and measured once at stop 31)."""
