@@ -166,3 +166,18 @@ def test_the_blind16_probes_load_with_windows_six_per_domain_half_plain() -> Non
     assert all(2 <= len(p.before) <= 4 and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
                for p in probes)
     assert all(p.constraint.strip() and p.request.strip() for p in probes)
+
+
+def test_the_blind17_probes_load_with_windows_eight_per_domain_half_plain() -> None:
+    """blind17 loads (read only: it is measured once, never run or tuned on here)."""
+    from memfs.agent.evals.constraints import load_probes
+
+    probes = load_probes("blind17")
+    assert len(probes) == 40 and [p.id for p in probes] == [f"c17-{n:02d}" for n in range(1, 41)]
+    assert all(sum(p.domain == d for p in probes) == 8
+               for d in ("food", "drink", "activity", "gift", "place"))
+    assert sum(p.kind == "plain" for p in probes) == 20
+    assert sum(p.kind == "indirect" for p in probes) == 20
+    assert all(len(p.before) == 4 and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
+               for p in probes)
+    assert all(p.constraint.strip() and p.request.strip() for p in probes)

@@ -18,9 +18,10 @@ CONSTRAINT_FILES = {
     "blind14": "data/constraint_probes14.jsonl",
     "blind15": "data/constraint_probes15.jsonl",
     "blind16": "data/constraint_probes16.jsonl",
+    "blind17": "data/constraint_probes17.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-16 the later ones
+"""``memfs eval constraints --split``: test is the first blind set, blind2-17 the later ones
 (each measured once), dev/dev2/dev3 the tuning sets."""
 
 PROFILE_FILES = {
