@@ -121,8 +121,12 @@ class ConstraintWeights:
     200; 1.0 and 1.0 gave 170 and 206, with 22 lost among 200 (BENCHMARKS.md, stop 27)."""
     news: float = 0.5
     """Minus the best cosine to ``NEWS`` (personal news that is not a limit)."""
-    dup_threshold: float = 0.93
-    """Cosine at or above which a constraint hit is a repeat of a better one (and dropped)."""
+    dup_threshold: float = 0.8
+    """Cosine at or above which a constraint hit is a repeat of a better one (and dropped):
+    one limit, one slot. A limit restated with an opener ("like i said, i don't drink
+    alcohol …", "reminder, …") is 0.85-0.95 from the first saying, and at 0.93 its copies took
+    every slot; two different limits of one domain ("i can't eat gluten" / "… dairy", "no
+    peanuts" / "no tree nuts") are 0.6-0.7 (BENCHMARKS.md, stop 31)."""
 
 
 _VECTORS: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
