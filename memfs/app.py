@@ -36,5 +36,6 @@ class MemoryStore(store.MemoryStore):
         from memfs.agent.services import default_services
 
         configured = self.config.queue if is_celery_queue(self.config.queue) else None
-        services: Services = default_services(self._queue or configured)  # typed here: mypy cannot follow memfs.agent's package-dir
+        # named here: mypy cannot follow memfs.agent's package-dir, so the call reads as Any
+        services: Services = default_services(self._queue or configured)
         return services

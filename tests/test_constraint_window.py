@@ -153,31 +153,22 @@ def test_the_dev2_probes_carry_their_windows() -> None:
     assert all(p.before and p.before[0][0] == "user" and p.kind for p in probes)
 
 
-def test_the_blind16_probes_load_with_windows_six_per_domain_half_plain() -> None:
-    """blind16 loads (read only: it is measured once, never run or tuned on here)."""
+
+@pytest.mark.parametrize("split,prefix,per_domain,shortest", [("blind16", "c16", 6, 2), ("blind17", "c17", 8, 4)])
+def test_a_blind_set_loads_with_windows_evenly_per_domain_half_plain(
+        split: str, prefix: str, per_domain: int, shortest: int) -> None:
+    """blind16 and blind17 load (read only: each is measured once, never run or tuned on
+    here): ``per_domain`` probes in each of the five domains, half plain, and a window of
+    ``shortest`` to 4 turns that opens on the user and ends on the assistant."""
     from memfs.agent.evals.constraints import load_probes
 
-    probes = load_probes("blind16")
-    assert len(probes) == 30 and [p.id for p in probes] == [f"c16-{n:02d}" for n in range(1, 31)]
-    assert all(sum(p.domain == d for p in probes) == 6
+    probes = load_probes(split)
+    n = 5 * per_domain
+    assert len(probes) == n and [p.id for p in probes] == [f"{prefix}-{k:02d}" for k in range(1, n + 1)]
+    assert all(sum(p.domain == d for p in probes) == per_domain
                for d in ("food", "drink", "activity", "gift", "place"))
-    assert sum(p.kind == "plain" for p in probes) == 15
-    assert sum(p.kind == "indirect" for p in probes) == 15
-    assert all(2 <= len(p.before) <= 4 and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
-               for p in probes)
-    assert all(p.constraint.strip() and p.request.strip() for p in probes)
-
-
-def test_the_blind17_probes_load_with_windows_eight_per_domain_half_plain() -> None:
-    """blind17 loads (read only: it is measured once, never run or tuned on here)."""
-    from memfs.agent.evals.constraints import load_probes
-
-    probes = load_probes("blind17")
-    assert len(probes) == 40 and [p.id for p in probes] == [f"c17-{n:02d}" for n in range(1, 41)]
-    assert all(sum(p.domain == d for p in probes) == 8
-               for d in ("food", "drink", "activity", "gift", "place"))
-    assert sum(p.kind == "plain" for p in probes) == 20
-    assert sum(p.kind == "indirect" for p in probes) == 20
-    assert all(len(p.before) == 4 and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
+    assert sum(p.kind == "plain" for p in probes) == n // 2
+    assert sum(p.kind == "indirect" for p in probes) == n // 2
+    assert all(shortest <= len(p.before) <= 4 and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
                for p in probes)
     assert all(p.constraint.strip() and p.request.strip() for p in probes)
