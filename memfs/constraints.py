@@ -14,7 +14,9 @@ binds the user, rather than to news or chatter); the candidates are the ``pool``
 score highest above ``bar``, at any history size, and they are ranked by how close they
 are to one of the *requested* domain's prototype limits (``memfs.constraint_domains``, the
 domain model: one sentence per cause, in general terms), to the request, and by the limit
-score. Context assembly gives the best a few of its slots.
+score; a line the user said again, in the same words or others, counts less (small talk
+comes back, a limit told in passing is said once: ``ConstraintWeights.repeat``). Context
+assembly gives the best a few of its slots.
 
 Calibrated on the spent constraint splits (``memfs eval constraints --split``: test, dev,
 blind2 to blind5; blind6 is the blind set of the sixth round). Whether a message is a
@@ -42,6 +44,7 @@ from memfs.constraint_domains import (
     REQUESTS,
     TOPICS,
 )
+from memfs.dedupe import DupGroups
 from memfs.embed import Embedder
 from memfs.embed_memo import expect_text
 from memfs.index_items import KIND_CODES
@@ -127,6 +130,26 @@ class ConstraintWeights:
     alcohol …", "reminder, …") is 0.85-0.95 from the first saying, and at 0.93 its copies took
     every slot; two different limits of one domain ("i can't eat gluten" / "… dairy", "no
     peanuts" / "no tree nuts") are 0.6-0.7 (BENCHMARKS.md, stop 31)."""
+    repeat: float = 0.5
+    """Minus this x log(1 + copies): how often the user said the line, in these words or
+    others (``repeat_threshold``). Small talk comes back ("have you heard of Small Hours?
+    I'm hooked", "okay, have you heard of …", "oh, and …"); a limit told in passing is said
+    once. Stop 31: among 1,600 messages the lines that kept a limit out of its domain's
+    top 3 were mostly such lines said again with another opener; with this, on the spent
+    splits (535 probes) the right domain's top 3 held 279 -> 325 limits and the context
+    230 -> 266 (36 won, none lost), with no change among 200 messages (BENCHMARKS.md,
+    stop 31, c-rank). It holds back a limit the user restates just as much: the
+    threshold is a paraphrase's, not a topic's, so two different limits of one domain
+    are not copies of each other."""
+    repeat_threshold: float = 0.8
+    """Cosine at or above which another line is the same line said again: "okay, have you
+    heard of …" and "oh, and have you heard of …" are 0.9 and more; two lines on one topic
+    ("I'm halfway through Circe …", "… through Pachinko …") 0.5-0.7, and on the spent
+    splits no limit had another of the user's lines nearer than 0.62."""
+    reference: int = 160
+    """The copies are counted among the candidates best by the limit score, this many
+    (twice ``pool``: a copy just outside the pool still counts), so the count costs the
+    same at any history size: ``pool`` x ``reference`` cosines."""
 
 
 _VECTORS: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
@@ -266,16 +289,18 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     domains = [d for d in domains if d in DOMAINS]
     if not index.position or not domains:
         return []
-    groups, _ = index.derived()
-    eligible = eligibility(index, q) & groups.representative
-    eligible &= index.kinds != KIND_CODES["summary"]
-    rows = np.flatnonzero(eligible & (index.limit >= w.bar))
-    if len(rows) > w.pool:
-        rows = rows[np.argpartition(-index.limit[rows], w.pool - 1)[:w.pool]]
+    rows, said, groups = _candidates(index, q, w)
     if not len(rows):
         return []
     request, per_domain, standing = _closeness(index, rows, q.text, w)
     limit = index.limit[rows]
+    # float32 BLAS on one thread (``constraint_search``): simsimd's float16 product took
+    # 1.7 ms for these 80 x 160 cosines against 0.4 ms
+    near = np.asarray(index.vectors[rows], dtype=np.float32) \
+        @ np.asarray(index.vectors[said], dtype=np.float32).T
+    copies = _copies(groups, rows, index.kinds[rows] == KIND_CODES["message"], near,
+                     w.repeat_threshold)
+    standing = (standing - w.repeat * np.log1p(copies)).astype(np.float32)
     wanted = [DOMAINS.index(d) for d in domains]
     mine = per_domain[:, wanted]  # candidates x requested domains
     rest = np.stack([np.delete(per_domain, d, axis=1).max(axis=1) for d in wanted], axis=1)
@@ -302,6 +327,41 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
         if len(hits) >= q.k:
             break
     return hits
+
+
+def _candidates(index: PairIndex, q: Query, w: ConstraintWeights) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.int64], DupGroups]:
+    """(the ``pool`` rows best by the write-time limit score among the eligible rows at
+    or above ``bar``; the messages among the ``reference`` best, where a candidate's
+    copies are counted; the duplicate groups)."""
+    groups, _ = index.derived()
+    eligible = eligibility(index, q) & groups.representative
+    eligible &= index.kinds != KIND_CODES["summary"]
+    reference = _best_by_limit(index, np.flatnonzero(eligible & (index.limit >= w.bar)),
+                               max(w.pool, w.reference))
+    said = reference[index.kinds[reference] == KIND_CODES["message"]]
+    return _best_by_limit(index, reference, w.pool), said, groups
+
+
+def _best_by_limit(index: PairIndex, rows: npt.NDArray[np.int64],
+                   n: int) -> npt.NDArray[np.int64]:
+    """The ``n`` of ``rows`` with the highest write-time limit score (all when fewer)."""
+    if len(rows) <= n:
+        return rows
+    return rows[np.argpartition(-index.limit[rows], n - 1)[:n]]
+
+
+def _copies(groups: DupGroups, rows: npt.NDArray[np.int64], said: npt.NDArray[np.bool_],
+            near: npt.NDArray[np.float32], threshold: float) -> npt.NDArray[np.float32]:
+    """How many times each of ``rows`` was said besides once: for a message (``said``),
+    its identical copies (its duplicate group, ``memfs.dedupe``) and the user's other
+    lines at least ``threshold`` close (``near``: rows x the reference messages, each
+    message among them). A card counts 0: written from a message, it restates it; the
+    user did not say it twice (and dreaming merges cards that say the same)."""
+    same = [groups.count[g] - 1 if g >= 0 else 0 for g in groups.group[rows].tolist()]
+    others = np.maximum((near >= threshold).sum(axis=1) - 1, 0)
+    copies = np.asarray(same, dtype=np.float32) + others
+    return np.where(said, copies, 0.0).astype(np.float32)
 
 
 def _closeness(index: PairIndex, rows: npt.NDArray[np.int64], text: str,

@@ -55,12 +55,14 @@ def _pair(home: Path, embedder: Embedder, n_messages: int) -> tuple[MemoryPair, 
     return pair, START + dt.timedelta(days=60)
 
 
-FOUND = {200: 5, 1600: 4}
+FOUND = {200: 5, 1600: 5}
 """Of the five domains, how many must find their own constraint in the three slots: measured
 4 at 200 and at 1,600 messages until stop 27 (the ankle's crutches lost to small talk about
 sore legs for "what could we get up to?"); since the search also ranks by how much a line
 reads as a standing circumstance rather than news, 5 at 200 (at 1,600, 4; 5 with the
-heavier weights 1.0 and 1.0, which churned more on the spent splits)."""
+heavier weights 1.0 and 1.0, which churned more on the spent splits). Since stop 31 a line
+the user said again ranks lower (``ConstraintWeights.repeat``): 5 at 1,600 too (the ankle
+had lost to "Oh, and have you heard of Small Hours? I'm hooked.", typed with three openers)."""
 
 
 @pytest.mark.parametrize("n_messages", [200, 1600])
