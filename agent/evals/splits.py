@@ -28,7 +28,8 @@ PROFILE_FILES = {
     "dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json",
     "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json",
     "blind3": "data/profile_blind3.json", "blind4": "data/profile_blind4.json",
-    "blind5": "data/profile_blind5.json",
+    "blind5": "data/profile_blind5.json", "blind6": "data/profile_blind6.json",
 }
-"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind5 measured once
-(blind5 written and measured once at stop 31)."""
+"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind6 measured once
+(blind5 written and measured once at stop 31; blind6 written at stop 32, unmeasured until the
+lead runs it)."""
