@@ -88,6 +88,11 @@ class Cand:
     expires: dt.date | None = None
     valid_from: dt.date | None = None
     turns: set[int] = field(default_factory=set)
+    slot: float = 1.0
+    """The sentence's prototype score for ``cls`` ..."""
+    lead: float = 1.0
+    """... and how far it beats its best other slot: a single-valued slot is replaced only by a
+    sentence that clearly reads as it (``Thresholds.single``, ``single_margin``)."""
 
 
 class SemanticExtractor:
@@ -191,7 +196,8 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
         text = unit.sentence if unit.text == unit.sentence else unit.text
         cands.append(Cand(cls.name, cls.type, write_body(text, None, unit.context), unit.msg, cls.salience, vec,
                           entities=_entities(unit), turns={unit.msg.turn},
-                          valid_from=day if cls.type == "event" else None))
+                          valid_from=day if cls.type == "event" else None,
+                          slot=scores[cls.name], lead=scores.lead(cls.name)))
     return cands, closes
 
 
@@ -301,7 +307,11 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
-    taste, a plan) and a high similarity."""
+    taste, a plan) and a high similarity. A single slot is replaced whatever the similarity
+    ("we moved to Norwich" makes "lives in Sheffield" untrue, at cosine 0.40), so the sentence
+    must clearly read as that slot: the slot is the argmax of the prototype scores, and small
+    talk whose best score is weak took the user's home, job, partner and pronouns that way
+    (stop 32)."""
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -309,7 +319,8 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type
+        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type \
+            and c.slot >= th.single and c.lead >= th.single_margin
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)

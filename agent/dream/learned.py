@@ -367,8 +367,10 @@ class LearnedExtractor(SemanticExtractor):
         best = unit.scores.best()[0] if unit.scores is not None else kind
         cls = best if best in protos.classes and protos.classes[best].type == kind else kind
         body = write_body(sentence, hit if future or kind == "event" else None, context)
+        slot, lead = (unit.scores[cls], unit.scores.lead(cls)) if unit.scores is not None else (1.0, 1.0)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
-                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn})
+                    expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
+                    slot=slot, lead=lead)
 
 
 def one_episode(sentence: str, day: dt.date, hit: DateHit | None) -> bool:

@@ -62,6 +62,18 @@ class Thresholds:
     preference: float = 0.0
     """The ``accept`` of taste classes, when higher: what the user is doing tonight is not a
     standing taste."""
+    single: float = 0.30
+    """The least score for its slot a sentence needs to replace a single-valued slot (name,
+    pronouns, job, home, partner), which it otherwise replaces whatever the similarity. Set on
+    dev, not calibrated (stop 32, ``bench/slot_guard.py``): on the spent profile sets small talk
+    took a slot as the argmax of weak scores ("The user tried ordering food in Welsh on holiday
+    and panicked." home 0.30 replaced "The user lives in Cardiff."); the moves and job changes
+    of the dev extraction splits, chat register included, score 0.33 and more."""
+    single_margin: float = 0.03
+    """... and by how much that score must beat the sentence's best other slot: the 8 standing
+    facts replaced by small talk on the spent profile sets were all but one within 0.03 of
+    another slot (0.003-0.026; the one at 0.06 scored 0.29), the true changes 0.033-0.21 but
+    one (a new employer named after two people, 0.015)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:
@@ -84,6 +96,11 @@ class Scores:
 
     def __getitem__(self, name: str) -> float:
         return self.by_class.get(name, 0.0)
+
+    def lead(self, name: str) -> float:
+        """How far ``name``'s score beats the best other positive class (negative: it does not)."""
+        others = [s for n, s in self.by_class.items() if n != name and not n.startswith(NEGATIVE)]
+        return self[name] - max(others, default=0.0)
 
 
 class Prototypes:
