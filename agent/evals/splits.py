@@ -31,5 +31,4 @@ PROFILE_FILES = {
     "blind5": "data/profile_blind5.json", "blind6": "data/profile_blind6.json",
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind6 measured once
-(blind5 written and measured once at stop 31; blind6 written at stop 32, unmeasured until the
-lead runs it)."""
+(blind5 written and measured once at stop 31, blind6 at stop 32)."""
