@@ -160,3 +160,20 @@ def test_a_keyword_matches_at_a_word_start_not_inside_a_word() -> None:
     assert ev.has_word("row", "the user joined a row club")
     assert not ev.has_word("row", "the user flies tomorrow")
     assert ev.has_word("Ex-boss", "her ex-boss called")
+
+
+def test_a_supersede_counts_as_right_by_a_card_only_when_that_card_is_right() -> None:
+    """The plain supersede score looks at the replaced card alone: a sentence that says nothing of
+    the user's home still "rightly" supersedes it. ``supersede_matched`` asks for the new card too."""
+    now = dt.datetime(2027, 5, 1, 12, tzinfo=dt.UTC)
+    window = ev.EvalWindow(id="w", split="unit", now=now, summary="", messages=(), cards=(), expected={
+        "cards": [{"type": "fact", "keywords": ["leeds"]}], "supersede": ["c-home", "c-job"]})
+    junk = SupersedeOp(old_id="c-home", type="fact", body="The user tried the neighbour's raki once.")
+    move = SupersedeOp(old_id="c-home", type="fact", body="The user moved to Leeds.")
+    wrong = SupersedeOp(old_id="c-pet", type="fact", body="The user moved to Leeds.")
+    by_junk = ev.score_window(Extraction(summary="", ops=[junk]), window).targets
+    assert (by_junk["supersede"].tp, by_junk["supersede_matched"].tp, by_junk["supersede_matched"].fp) == (1, 0, 1)
+    by_move = ev.score_window(Extraction(summary="", ops=[move]), window).targets["supersede_matched"]
+    assert (by_move.tp, by_move.fp, by_move.fn) == (1, 0, 1)  # c-job was never replaced
+    off = ev.score_window(Extraction(summary="", ops=[wrong]), window).targets["supersede_matched"]
+    assert (off.tp, off.fp, off.fn) == (0, 1, 2)

@@ -10,7 +10,9 @@ types are compatible, every reference keyword appears in its body or entities
 (case-insensitive, at the start of a word so a stem matches its forms; ``a|b`` means either) and, when the reference gives ``expires`` or
 ``valid_from``, the dates are equal. Cards are paired one-to-one by maximum bipartite
 matching. Supersede and merge targets and retired plans (expire or close: both say "no
-longer live") are scored as sets.
+longer live") are scored as sets; ``supersede_matched`` also asks that the card which replaced an
+expected target matches a reference card (``supersede`` alone counts a wrong sentence that
+happened to replace the right card).
 
 False cards are counted on their own, next to precision and recall: a produced card that
 matches one of the window's ``forbidden`` entries (every keyword, the type when given, and
@@ -141,7 +143,7 @@ class Report:
         return out
 
 
-TARGET_KINDS = ("supersede", "retire", "merge")
+TARGET_KINDS = ("supersede", "retire", "merge", "supersede_matched")
 
 
 def _jaccard(c: Counts) -> float:
@@ -248,6 +250,17 @@ def _set_counts(got: set[Any], want: set[Any]) -> Counts:
     return Counts(tp=len(got & want), fp=len(got - want), fn=len(want - got))
 
 
+def _supersede_matched(produced: Sequence[CardOp], owner: dict[int, int], want: set[str]) -> Counts:
+    """Supersedes scored by what a user sees: right only when the expected card is replaced by a
+    card that matches a reference card. ``supersede`` scores the replaced card alone, so a
+    sentence that says nothing of the slot ("Tried the neighbour's homemade raki exactly once
+    ...") counted as a right supersede of "The user lives in Tirana" (stop 32); here it is a
+    wrong one."""
+    olds = {op.old_id for op in produced if isinstance(op, SupersedeOp)}
+    right = {op.old_id for p, op in enumerate(produced) if isinstance(op, SupersedeOp) and p in owner} & want
+    return Counts(tp=len(right), fp=len(olds - want) + len((olds & want) - right), fn=len(want - olds))
+
+
 def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
     produced: list[CardOp] = [op for op in extraction.ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
     refs: list[dict[str, Any]] = window.expected["cards"]
@@ -261,6 +274,7 @@ def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
         "merge": _set_counts({frozenset(op.ids) for op in extraction.ops if isinstance(op, MergeOp)},
                              {frozenset(m) for m in exp.get("merge", [])}),
     }
+    targets["supersede_matched"] = _supersede_matched(produced, owner, set(exp.get("supersede", [])))
     matched_refs = set(owner.values())
     return WindowScore(
         id=window.id, split=window.split,
@@ -283,16 +297,19 @@ def score_extraction(extractor: Extractor, dataset: Sequence[EvalWindow]) -> Rep
 
 
 def format_table(report: Report) -> str:
-    rows = [f"{'window':32} {'split':10} {'P':>5} {'R':>5} {'prod':>4} {'ref':>4} {'false':>5} {'sup':>7} {'ret':>7} {'mrg':>7}"]
+    rows = [f"{'window':32} {'split':10} {'P':>5} {'R':>5} {'prod':>4} {'ref':>4} {'false':>5} {'sup':>7} {'ret':>7} {'mrg':>7} "
+            f"{'sup+card':>8}"]
     for w in report.windows:
         c = w.cards
         t = {k: f"{w.targets[k].tp}/{w.targets[k].tp + w.targets[k].fn}+{w.targets[k].fp}" for k in TARGET_KINDS}
         rows.append(f"{w.id:32} {w.split:10} {c.precision:5.2f} {c.recall:5.2f} {c.tp + c.fp:4d} "
-                    f"{c.tp + c.fn:4d} {len(w.false_cards):5d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7}")
+                    f"{c.tp + c.fn:4d} {len(w.false_cards):5d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7} "
+                    f"{t['supersede_matched']:>7}")
     for split, numbers in report.as_json().items():
         rows.append(f"{split:>10}: precision {numbers['precision']:.3f}  recall {numbers['recall']:.3f}  "
                     f"f1 {numbers['f1']:.3f}  false {numbers['false_cards']} ({numbers['false_rate']:.1%})  supersede {numbers['supersede_accuracy']:.2f}  "
-                    f"retire {numbers['retire_accuracy']:.2f}  merge {numbers['merge_accuracy']:.2f}")
+                    f"retire {numbers['retire_accuracy']:.2f}  merge {numbers['merge_accuracy']:.2f}  "
+                    f"supersede by a right card {numbers['supersede_matched_accuracy']:.2f}")
     return "\n".join(rows)
 
 
