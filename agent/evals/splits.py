@@ -29,6 +29,8 @@ PROFILE_FILES = {
     "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json",
     "blind3": "data/profile_blind3.json", "blind4": "data/profile_blind4.json",
     "blind5": "data/profile_blind5.json", "blind6": "data/profile_blind6.json",
+    "blind7": "data/profile_blind7.json",
 }
-"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind6 measured once
-(blind5 written and measured once at stop 31, blind6 at stop 32)."""
+"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind7 measured once
+(blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
+blind7 written at stop 32, unmeasured until the lead runs it)."""
