@@ -5,8 +5,9 @@ every fit and every score until it has been measured once; after that it is ``ME
 becomes dev like blind7 did (round two) — blind8 was measured once in issue 13's second round,
 blind9 in its third, blind10 in its fourth, blind11 in its fifth, blind12 in its sixth, blind13 in
 its seventh, blind14 in its eighth, blind15 and blind16 at stops 23 and 24, blind17 at stop 26, blind18 at stop 29,
-blind19, blind20 and blind21 at stop 31 (all dev now); a blind split written for a later round (blind22,
-written at stop 32, unmeasured) is never read until its first measurement.
+blind19, blind20 and blind21 at stop 31 (all dev now); a blind split written for a later round (blind23,
+written at stop 32, unmeasured) is never read until its first measurement. blind22 (written and measured
+once at stop 32) stays out as well until it is added to ``MEASURED``.
 """
 
 from __future__ import annotations
