@@ -13,7 +13,6 @@ from importlib import resources
 from typing import Any
 
 import pytest
-
 from memfs.agent.evals.constraints import bank_of, build_history, groups_of, load_probes
 from memfs.agent.evals.planted_data import _bank
 from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
