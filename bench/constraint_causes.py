@@ -43,7 +43,7 @@ def main() -> None:
             first = None
             for n, group in enumerate(ce.groups_of(probes, 5)):
                 pair = store.pair("eval", f"group-{n + 1}")
-                said = ce.write_history(pair, group, args.messages)
+                said = ce.write_history(pair, group, args.messages, bank=ce.bank_of(split))
                 if first is not None:
                     shutil.copytree(ce.vector_folder(first), ce.vector_folder(pair),
                                     dirs_exist_ok=True)

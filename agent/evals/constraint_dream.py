@@ -35,6 +35,7 @@ from memfs.agent.evals.constraints import (
     ConstraintReport,
     Probe,
     ProbeRow,
+    bank_of,
     build_history,
     groups_of,
     live_window,
@@ -101,6 +102,7 @@ def run_dreamed(split: str = "dev", n_messages: int = 1600, *, together: int = 5
     from memfs.agent.services import wired_store
 
     probes = load_probes(split)
+    bank = bank_of(split)
     report = ConstraintReport(split, n_messages, together=together)
     stats = report.dreamed = DreamStats(bar=limit_bar())
     model = load_embedder(embedder, report.timings)
@@ -109,17 +111,19 @@ def run_dreamed(split: str = "dev", n_messages: int = 1600, *, together: int = 5
         for n, group in enumerate(groups_of(probes, together)):
             pair = store.pair("eval", f"group-{n + 1}")
             with report.timings.phase("history+dreams"):
-                said = replay(pair, group, n_messages)
+                said = replay(pair, group, n_messages, bank=bank)
             with report.timings.phase("probes"):
                 report.rows += [probe_row(pair, p, said[p.id]) for p in group]
             tally(stats, pair, said, model)
     return report
 
 
-def replay(pair: MemoryPair, probes: list[Probe], n_messages: int) -> dict[str, str]:
+def replay(pair: MemoryPair, probes: list[Probe], n_messages: int, *,
+           bank: dict[str, Any] | None = None) -> dict[str, str]:
     """The scenario through ``add_messages``, each session's compactions dreamed at its last
     message's time; then the window compacted and dreamed. The message id of each constraint."""
-    return replay_history(pair, build_history(probes, n_messages), {p.id: p.constraint for p in probes})
+    return replay_history(pair, build_history(probes, n_messages, bank=bank),
+                          {p.id: p.constraint for p in probes})
 
 
 def replay_history(pair: MemoryPair, history: list[tuple[str, list[dict[str, Any]]]],

@@ -73,6 +73,10 @@ saturday" ... "so what do i put in the hamper?"), user first, ending with the as
 ``kind`` ("plain" or "indirect", how the constraint is said). Both modes ask the request with
 ``before`` as the window (the messages of a new session, just before the request), so the
 constraint still comes only from memory, but the planner sees what the request is about.
+``data/constraint_probes18.jsonl`` (split ``blind18``: 40 probes, eight per domain, 20 plain and
+20 indirect, each with a live window) is the first set with its own small talk,
+``data/constraint_bank18.json`` (``splits.CONSTRAINT_BANKS``, ``bank_of``), so that its history
+is not the planted eval's template bank; every other split keeps that bank.
 """
 
 from __future__ import annotations
@@ -89,7 +93,7 @@ from typing import TYPE_CHECKING, Any
 
 from memfs.agent.evals.planted_data import _bank, _SmallTalk
 from memfs.agent.evals.report import Timings, eval_home, load_embedder, machine, verdict
-from memfs.agent.evals.splits import CONSTRAINT_FILES
+from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
 from rich.table import Table
 
 from memfs.errors import BadInputError
@@ -259,13 +263,23 @@ def live_window(probe: Probe, now: dt.datetime) -> list[Message]:
             for n, (role, content) in enumerate(probe.before)]
 
 
-def build_history(probes: list[Probe], n_messages: int, seed: int = 5,
-                  sessions: int = 20) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(session id, messages) of small talk with repeated lines and each constraint once."""
+def bank_of(split: str) -> dict[str, Any] | None:
+    """The small-talk bank of ``split`` (``CONSTRAINT_BANKS``), or None: the planted eval's."""
+    if split not in CONSTRAINT_BANKS:
+        return None
+    text = resources.files("memfs.agent.evals").joinpath(CONSTRAINT_BANKS[split]).read_text("utf-8")
+    bank: dict[str, Any] = json.loads(text)
+    return bank
+
+
+def build_history(probes: list[Probe], n_messages: int, seed: int = 5, sessions: int = 20, *,
+                  bank: dict[str, Any] | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(session id, messages) of small talk with repeated lines and each constraint once;
+    the small talk from ``bank`` (None: the planted eval's)."""
     if n_messages < 4 * len(probes) or n_messages % 2:
         raise BadInputError(f"messages: need an even number >= {4 * len(probes)}")
     said = [(p.constraint, REPLIES[n % len(REPLIES)]) for n, p in enumerate(probes)]
-    return history_with(said, n_messages, seed=seed, sessions=sessions)
+    return history_with(said, n_messages, seed=seed, sessions=sessions, bank=bank)
 
 
 def history_with(said: list[tuple[str, str]], n_messages: int, *, seed: int = 5, sessions: int = 20,
@@ -317,6 +331,7 @@ def run_constraints(split: str = "test", n_messages: int = 1600, *, together: in
     from memfs.agent.services import wired_store
 
     probes = load_probes(split)
+    bank = bank_of(split)
     report = ConstraintReport(split, n_messages, together=together)
     embedder = load_embedder(embedder, report.timings)
     with eval_home(home) as folder:
@@ -325,7 +340,7 @@ def run_constraints(split: str = "test", n_messages: int = 1600, *, together: in
         for n, group in enumerate(groups_of(probes, together)):
             pair = store.pair("eval", f"group-{n + 1}")
             with report.timings.phase("history"):
-                said = write_history(pair, group, n_messages)
+                said = write_history(pair, group, n_messages, bank=bank)
             with report.timings.phase("index"):
                 if first is not None:  # the same small talk: reuse its vectors
                     shutil.copytree(vector_folder(first), vector_folder(pair),
@@ -343,12 +358,13 @@ def vector_folder(pair: MemoryPair) -> Path:
     return index_folder(pair.root, pair.store.embedder.name) / "vectors"
 
 
-def write_history(pair: MemoryPair, probes: list[Probe], n_messages: int) -> dict[str, str]:
+def write_history(pair: MemoryPair, probes: list[Probe], n_messages: int, *,
+                  bank: dict[str, Any] | None = None) -> dict[str, str]:
     """Append the scenario to ``pair``'s history; the message id of each constraint."""
     from memfs import history
 
     said: dict[str, str] = {}
-    for sid, msgs in build_history(probes, n_messages):
+    for sid, msgs in build_history(probes, n_messages, bank=bank):
         for turn, m in enumerate(msgs):
             history.append(pair.root, sid, m["role"], m["content"], m["ts"])
             said.update({p.id: f"{sid}:{turn}" for p in probes if m["content"] == p.constraint})

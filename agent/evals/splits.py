@@ -19,10 +19,15 @@ CONSTRAINT_FILES = {
     "blind15": "data/constraint_probes15.jsonl",
     "blind16": "data/constraint_probes16.jsonl",
     "blind17": "data/constraint_probes17.jsonl",
+    "blind18": "data/constraint_probes18.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-17 the later ones
+"""``memfs eval constraints --split``: test is the first blind set, blind2-18 the later ones
 (each measured once), dev/dev2/dev3 the tuning sets."""
+
+CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json"}
+"""Constraint splits whose small talk comes from their own bank (the schema of
+``data/smalltalk.json``) instead of the planted eval's; every other split keeps that bank."""
 
 PROFILE_FILES = {
     "dev": "data/profile_dev.json", "dev2": "data/profile_dev2.json",
