@@ -121,8 +121,12 @@ day ahead that something will happen on."""
 
 _EXACT = ("iso", "month_day", "day_month")
 _AMBIGUOUS = ("weekday", "nth", "wd_nth", "month_day", "day_month", "month")
+_PRONOUN_S = r"\b(?:he|she|it|that|there|who|what|where|everyone|everybody|someone|somebody|nobody)'s"
+"""The "'s" of the present progressive ("she's leaving friday"). After a name or a noun it is a
+possessive ("at emre's wedding saturday they carried out trays ...", "aigerim's washing"), and
+read as "is" it made a past story a plan for the coming Saturday (stop 32)."""
 _FUTURE = re.compile(r"\b(?:will|won't|'ll|going to|gonna|is on|are on|'s on|coming up|planning|plan to|"
-                     r"want to|need to|have to|hope to|can't wait|(?:am|'m|is|'s|are|'re) \w+ing)\b"
+                     r"want to|need to|have to|hope to|can't wait|(?:am|'m|is|are|'re|" + _PRONOUN_S + r") \w+ing)\b"
                      r"|\b(?:for|to|until|till|by|before|from)\s+(?:on\s+)?$", re.IGNORECASE)
 _PAST_WORDS = re.compile(r"\b(?:was|were|went|did|had|came|left|saw|took|made|ran|fell|broke|ate|met|spent|"
                          r"lost|told|said|felt|gave|found|bought|drove|flew|wrote|sat|slept|woke|died|"
