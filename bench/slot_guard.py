@@ -12,8 +12,8 @@ features a guard could use, with a label where the data has one:
 - the extraction set's dev windows (``devset.dev_windows``, never an unmeasured blind split):
   right when the replaced card is in the window's expected ``supersede`` set;
 - the spent profile sets (``--profile``): wrong when the replaced card was written from one of
-  the set's standing facts (a pair never gets two facts of one slot, so nothing true replaces
-  it); replacements of small-talk cards are recorded unlabelled.
+  the set's standing facts' messages (a pair never gets two facts of one slot, so nothing true
+  replaces it); replacements of small-talk cards are recorded unlabelled.
 
 Features: ``slot`` (the new sentence's score for the slot it took), ``margin`` (that score minus
 the best other positive class), ``sim`` (cosine of the new card to the card it replaces), and
@@ -34,21 +34,23 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-SINGLE = ("name", "pronouns", "job", "home", "partner")
 ROWS: list[dict[str, Any]] = []
 CONTEXT: dict[str, Any] = {}
 
 
-def _install() -> None:
+def _install(embedder: Any) -> None:
     """Wrap ``_replaced`` to record every single-path replacement with its features."""
     from memfs.agent.dream import extract_semantic as es
+    from memfs.agent.dream.prototypes import load_prototypes
+
     original = es._replaced
+    single = {name for name, cls in load_prototypes(embedder).classes.items() if cls.single}
 
     def recording(c: Any, active: Any, sims: np.ndarray, classes: Any, th: Any, used: set[str]) -> Any:
         # main's decision (the guard off) is what is returned, so a replay follows main's path;
         # each single-path replacement records whether the guard (``th``) would have stopped it
         card = original(c, active, sims, classes, th.with_(single=-9.0, single_margin=-9.0), used)
-        if card is None or c.cls not in SINGLE:
+        if card is None or c.cls not in single:
             return card
         i = next(k for k, a in enumerate(active) if a.id == card.id)
         sim = float(sims[i])
@@ -56,6 +58,7 @@ def _install() -> None:
             return card  # the similarity path would have replaced it anyway
         guarded = original(c, active, sims, classes, th, used)
         ROWS.append({**CONTEXT, "cls": c.cls, "new": c.body, "old": card.body, "old_id": card.id,
+                     "old_from": [f"{card.source.session}:{t}" for t in card.source.turns] if card.source else [],
                      "slot": round(c.slot, 4), "margin": round(c.lead, 4), "sim": round(sim, 4),
                      "blocked": guarded is None or guarded.id != card.id})
         return card
@@ -80,20 +83,29 @@ def extraction_rows(embedder: Any) -> None:
 
 
 def profile_rows(embedder: Any, split: str, messages: int) -> None:
-    from memfs.agent.evals.profile import load_set, run_set
+    """Replay a spent profile set; a replaced card is a standing fact's when it was written from
+    that fact's message (the eval's own provenance, per pair: ``read_pair`` gets each pair's
+    message ids right after its replay)."""
+    from memfs.agent.evals import profile as pe
 
-    data = load_set(split)
+    data = pe.load_set(split)
     CONTEXT.clear()
     CONTEXT.update({"source": f"profile-{split}-{messages}"})
-    start = len(ROWS)
-    run_set(data, messages, embedder=embedder)
-    # a replaced card is a standing fact's when it holds most of that sentence's content words
-    # (cards are the user's words in the third person, sometimes with the sentence before)
-    from memfs.agent.dream.rules.text import content_words
-    facts = [content_words(f.said) for f in data.standing]
-    for row in ROWS[start:]:
-        old = content_words(row["old"])
-        row["right"] = False if any(len(old & f) >= max(2, 0.6 * len(f)) for f in facts) else None
+    original = pe.read_pair
+    start = [len(ROWS)]
+
+    def reading(pair: Any, group: Any, said: dict[str, str]) -> Any:
+        standing = set(said.values())
+        for row in ROWS[start[0]:]:
+            row["right"] = False if standing & set(row["old_from"]) else None
+        start[0] = len(ROWS)
+        return original(pair, group, said)
+
+    pe.read_pair = reading
+    try:
+        pe.run_set(data, messages, embedder=embedder)
+    finally:
+        pe.read_pair = original
 
 
 def main(argv: list[str]) -> int:
@@ -106,7 +118,7 @@ def main(argv: list[str]) -> int:
     from memfs.embed import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder()
-    _install()
+    _install(embedder)
     if not args.no_extraction:
         extraction_rows(embedder)
     for split in filter(None, args.profile.split(",")):

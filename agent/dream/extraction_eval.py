@@ -304,7 +304,7 @@ def format_table(report: Report) -> str:
         t = {k: f"{w.targets[k].tp}/{w.targets[k].tp + w.targets[k].fn}+{w.targets[k].fp}" for k in TARGET_KINDS}
         rows.append(f"{w.id:32} {w.split:10} {c.precision:5.2f} {c.recall:5.2f} {c.tp + c.fp:4d} "
                     f"{c.tp + c.fn:4d} {len(w.false_cards):5d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7} "
-                    f"{t['supersede_matched']:>7}")
+                    f"{t['supersede_matched']:>8}")
     for split, numbers in report.as_json().items():
         rows.append(f"{split:>10}: precision {numbers['precision']:.3f}  recall {numbers['recall']:.3f}  "
                     f"f1 {numbers['f1']:.3f}  false {numbers['false_cards']} ({numbers['false_rate']:.1%})  supersede {numbers['supersede_accuracy']:.2f}  "

@@ -68,12 +68,13 @@ class Thresholds:
     dev, not calibrated (stop 32, ``bench/slot_guard.py``): on the spent profile sets small talk
     took a slot as the argmax of weak scores ("The user tried ordering food in Welsh on holiday
     and panicked." home 0.30 replaced "The user lives in Cardiff."); the moves and job changes
-    of the dev extraction splits, chat register included, score 0.33 and more."""
+    of the dev extraction splits, chat register included, score 0.33 and more but for two told
+    obliquely (a new name, 0.26; a new employer named after two people, 0.27), which it misses."""
     single_margin: float = 0.03
-    """... and by how much that score must beat the sentence's best other slot: the 8 standing
-    facts replaced by small talk on the spent profile sets were all but one within 0.03 of
-    another slot (0.003-0.026; the one at 0.06 scored 0.29), the true changes 0.033-0.21 but
-    one (a new employer named after two people, 0.015)."""
+    """... and by how much that score must beat the sentence's best other slot: the 9 standing
+    facts replaced by small talk on the spent profile sets were all but two within 0.03 of
+    another slot (0.003-0.026; the two at 0.045 and 0.06 scored 0.24 and 0.29), the true
+    changes 0.033-0.21 but one (a new employer named after two people, 0.015)."""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:
