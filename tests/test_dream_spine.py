@@ -18,7 +18,14 @@ from memfs.agent.dream.dates import find_date, with_dates
 from memfs.agent.dream.extract_offline import OfflineExtractor
 from memfs.agent.dream.extract_semantic import SemanticExtractor
 from memfs.agent.dream.ops import CardOp, MergeOp, SupersedeOp, WriteOp
-from memfs.agent.dream.summary import PROFILE, STORY, compose_summary, from_card, parse_summary
+from memfs.agent.dream.summary import (
+    PROFILE,
+    STORY,
+    TRACEABLE_CHARS,
+    compose_summary,
+    from_card,
+    parse_summary,
+)
 
 from memfs.assets import sample_memories_dir
 from memfs.cards import Card
@@ -106,6 +113,41 @@ def test_the_budget_is_the_size_of_the_file_as_written() -> None:
     for limit in range(300, 1400, 37):
         text = compose_summary(previous, [], [], [], dt.date(2027, 2, 1), limit=limit)
         assert len(text + "\n") <= limit, (limit, len(text))
+
+
+BAKERY = "Oh, and have you heard of the new bakery on the corner, it's great."
+VEGAN = "The user is strictly vegan, and has been for ten years because of a documentary about dairy farms."
+SHORT_VEGAN = "The user is vegan, and has been for ten years because of a documentary about dairy farms."
+FILLER = [f"Standing fact {i} about the user, told at length so that the line is long enough to condense it."
+          for i in range(6)]
+
+
+def over_budget(profile: list[str]) -> str:
+    return "\n".join([PROFILE, *(f"- {p}" for p in profile), "", STORY, "- 2027-01-02: a story line"])
+
+
+def test_a_condensed_line_still_says_something_and_still_traces_to_its_card() -> None:
+    """"Oh, and have you heard of …" used to be cut to "Oh": a line that says nothing and that
+    ``from_card`` (12 characters at least) can never trace back to its card."""
+    text = compose_summary(over_budget([BAKERY, VEGAN, SHORT_VEGAN, *FILLER]), [], [], [],
+                           dt.date(2027, 2, 1), limit=300)
+    bakery, vegan, short_vegan, *_ = parse_summary(text).profile
+    assert len(bakery) >= TRACEABLE_CHARS and from_card(bakery, BAKERY), text
+    assert vegan == "The user is strictly vegan", text  # a first clause that says something is kept
+    # "The user is vegan" has one content word ("user" is a stopword): cut to the width instead
+    assert short_vegan.endswith("…") and from_card(short_vegan, SHORT_VEGAN), text
+
+
+def test_a_supersede_removes_a_line_condensed_since() -> None:
+    condensed = compose_summary(over_budget([BAKERY, *FILLER]), [], [], [], dt.date(2027, 2, 1), limit=300)
+    assert BAKERY not in condensed  # it was condensed
+    old = Card(id="c-000001", type="preference", body=BAKERY)
+    new = "The user no longer likes the bakery on the corner since it changed hands."
+    op = SupersedeOp(type="preference", body=new, old_id=old.id)
+    out = parse_summary(compose_summary(condensed, [], [op], [old], dt.date(2027, 2, 2), limit=300)).profile
+    assert not any(from_card(line, BAKERY) for line in out), out
+    assert not any(line.startswith("Oh") for line in out), out
+    assert any(from_card(line, new) for line in out), out
 
 
 def test_a_summary_from_before_the_spine_keeps_its_standing_facts() -> None:

@@ -29,6 +29,7 @@ from memfs.agent.dream.rules.text import content_words
 from memfs.cards import Card
 
 SUMMARY_MAX_CHARS = 1600
+TRACEABLE_CHARS = 12  # a shorter stem starts too many bodies to say which card a line came from
 PROFILE = "## Profile"
 STORY = "## Recent story"
 PROFILE_TYPES = frozenset({"fact", "relationship", "boundary", "preference"})
@@ -152,7 +153,7 @@ def from_card(line: str, body: str) -> bool:
     """Was this profile line written from ``body`` (possibly condensed since)?"""
     stem = line.rstrip("…").strip()
     flat = " ".join(body.split())
-    return len(stem) >= 12 and flat.startswith(stem)
+    return len(stem) >= TRACEABLE_CHARS and flat.startswith(stem)
 
 
 def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | None) -> list[str]:
@@ -189,10 +190,16 @@ def _fit(summary: Summary, plans: Sequence[str], limit: int) -> None:
 
 
 def condense(line: str, width: int) -> str:
-    """A profile line cut to its first clause, or to ``width`` characters; never to nothing."""
+    """A profile line cut to its first clause, or to ``width`` characters; never to nothing.
+
+    The first clause is kept only if it still says something (two content words) and
+    ``from_card`` can still trace it to its card: "Oh, and have you heard of …" cut to "Oh"
+    said nothing, and no supersede or hand edit could ever remove it again."""
     if len(line) <= width:
         return line
     first = re.split(r"(?<=[.;])\s+|,\s+(?=(?:and|but|which|who|so)\b)", line)[0].rstrip(" .;,")
+    if len(first) < TRACEABLE_CHARS or len(content_words(first)) < 2:
+        first = line
     return first if len(first) <= width else first[: width - 1].rstrip() + "…"
 
 
