@@ -37,6 +37,7 @@ from memfs.agent.dream.cardtext import (
     speaks_of_user,
     write_body,
 )
+from memfs.agent.dream.change import change_scores
 from memfs.agent.dream.dates import DateHit, find_date, looks_past
 from memfs.agent.dream.ops import (
     CloseOp,
@@ -93,6 +94,9 @@ class Cand:
     lead: float = 1.0
     """... and how far it beats its best other slot: a single-valued slot is replaced only by a
     sentence that clearly reads as it (``Thresholds.single``, ``single_margin``)."""
+    ends: dict[str, float] = field(default_factory=dict)
+    """Per single-valued slot, how much the sentence reads as ending that slot's value
+    (``change.change_scores``): "the user and dmitri are done" replaces the partner card."""
 
 
 class SemanticExtractor:
@@ -114,7 +118,11 @@ class SemanticExtractor:
             unit.scores = scores
         card_classes = [s.best()[0] for s in protos.score(card_vecs)]
         cands, closes = self.propose(window, units, unit_vecs, protos, active, card_vecs)
-        ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds)
+        cands = _dedupe(cands, protos.thresholds)
+        if cands and len(active):
+            for c, ends in zip(cands, change_scores(np.stack([c.vector for c in cands]), self.embedder), strict=True):
+                c.ends = ends
+        ops = _resolve(cands, active, card_vecs, card_classes, protos.thresholds)
         used = {t for op in ops for t in _targets(op)}
         ops += [c for c in closes if c.id not in used]
         used |= {c.id for c in closes}
@@ -307,11 +315,14 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
               used: set[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
-    taste, a plan) and a high similarity. A single slot is replaced whatever the similarity
-    ("we moved to Norwich" makes "lives in Sheffield" untrue, at cosine 0.40), so the sentence
-    must clearly read as that slot: the slot is the argmax of the prototype scores, and small
-    talk whose best score is weak took the user's home, job, partner and pronouns that way
-    (stop 32)."""
+    taste, a plan) and a high similarity, or a sentence of any slot that ends that card's value.
+    A single slot is replaced whatever the similarity ("we moved to Norwich" makes "lives in
+    Sheffield" untrue, at cosine 0.40), so the sentence must clearly read as that slot: the slot
+    is the argmax of the prototype scores, and small talk whose best score is weak took the
+    user's home, job, partner and pronouns that way (stop 32). A change is more often told
+    against the old value than as the new one ("the user and dmitri are done" is no partner
+    sentence): it replaces the card it is about (``change_floor``) when it reads as ending that
+    card's slot (``change_margin``, stop 33)."""
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -321,7 +332,9 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
             same_slot = card.type == "plan" and card.expires != c.expires
         single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type \
             and c.slot >= th.single and c.lead >= th.single_margin
-        wins = single or (same_slot and float(sims[i]) >= th.supersede)
+        ends = card.type != "plan" and c.ends.get(classes[i], -9.0) >= th.change_margin \
+            and float(sims[i]) >= th.change_floor
+        wins = single or ends or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
             best = (float(sims[i]), card)
     return best[1] if best else None

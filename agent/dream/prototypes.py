@@ -76,6 +76,13 @@ class Thresholds:
     another slot (0.003-0.026; the two at 0.045 and 0.06 scored 0.24 and 0.29), the true
     changes 0.033-0.21 but one (a new employer named after two people, 0.015)."""
 
+    change_floor: float = 0.40
+    """The least cosine between a sentence and the card it ends (``change.change_scores``): the
+    sentence must be about that value. Set on dev (stop 33), not calibrated."""
+    change_margin: float = 0.0
+    """The least change score (an ending of the card's slot against a mention without change)
+    for a sentence of another slot to replace a single-valued card. Set on dev (stop 33)."""
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:
         names = {f.name for f in fields(cls)}
