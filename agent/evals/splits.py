@@ -38,4 +38,4 @@ PROFILE_FILES = {
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind7 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
-blind7 written at stop 32, unmeasured until the lead runs it)."""
+blind7 written at stop 32 and measured once at stop 33)."""
