@@ -34,8 +34,9 @@ PROFILE_FILES = {
     "blind": "data/profile_blind.json", "blind2": "data/profile_blind2.json",
     "blind3": "data/profile_blind3.json", "blind4": "data/profile_blind4.json",
     "blind5": "data/profile_blind5.json", "blind6": "data/profile_blind6.json",
-    "blind7": "data/profile_blind7.json",
+    "blind7": "data/profile_blind7.json", "blind8": "data/profile_blind8.json",
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind7 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
-blind7 written at stop 32 and measured once at stop 33)."""
+blind7 written at stop 32 and measured once at stop 33); blind8 written at stop 33, unmeasured
+(measured once by the lead, never tuned on)."""
