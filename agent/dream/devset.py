@@ -6,7 +6,8 @@ becomes dev like blind7 did (round two) — blind8 was measured once in issue 13
 blind9 in its third, blind10 in its fourth, blind11 in its fifth, blind12 in its sixth, blind13 in
 its seventh, blind14 in its eighth, blind15 and blind16 at stops 23 and 24, blind17 at stop 26, blind18 at stop 29,
 blind19, blind20 and blind21 at stop 31, blind22 at stop 32, blind23 at stop 33 (all dev now); a blind
-split written for a later round is never read until its first measurement.
+split written for a later round (blind24, written at stop 33, unmeasured) is never read until its first
+measurement.
 """
 
 from __future__ import annotations
