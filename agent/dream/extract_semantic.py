@@ -37,6 +37,7 @@ from memfs.agent.dream.cardtext import (
     speaks_of_user,
     write_body,
 )
+from memfs.agent.dream.change import change_scores
 from memfs.agent.dream.dates import DateHit, find_date, looks_past
 from memfs.agent.dream.ops import (
     CloseOp,
@@ -114,7 +115,10 @@ class SemanticExtractor:
             unit.scores = scores
         card_classes = [s.best()[0] for s in protos.score(card_vecs)]
         cands, closes = self.propose(window, units, unit_vecs, protos, active, card_vecs)
-        ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds)
+        cands = _dedupe(cands, protos.thresholds)
+        ops: list[Op] = list(_resolve(cands, active, card_vecs, card_classes, protos.thresholds))
+        used = {t for op in ops for t in _targets(op)}
+        ops += self.endings(units, unit_vecs, cands, active, card_vecs, card_classes, protos, used)
         used = {t for op in ops for t in _targets(op)}
         ops += [c for c in closes if c.id not in used]
         used |= {c.id for c in closes}
@@ -123,6 +127,51 @@ class SemanticExtractor:
         ops += [ExpireOp(id=c.id) for c in active
                 if c.id not in used and c.expires is not None and c.expires < now.date()]
         return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)
+
+    def endings(self, units: Sequence[Unit], unit_vecs: np.ndarray, cands: Sequence[Cand], active: Sequence[Card],
+                card_vecs: np.ndarray, card_classes: Sequence[str], protos: Prototypes,
+                used: set[str]) -> list[SupersedeOp]:
+        """A change no card class took: the sentence ends an active single-valued card.
+
+        Chat ends a name, job, home or partner by naming the old value far more often than by
+        stating the new one ("kai-lun and me, done. three years.", "handed in my apron at the
+        hypermarket on friday"): no class accepts such a sentence, so no candidate exists and the
+        old card stays active, still believed (stop 33: extraction blind23's supersedes). Here a
+        sentence that wrote no card replaces the card it is about (cosine ``end_floor``) when it
+        reads as ending that card's slot (``change.change_scores`` at least ``end_margin``); the
+        card is the sentence, made to stand alone. One sentence per card, the clearest first."""
+        th = protos.thresholds
+        single = {name for name, cls in protos.classes.items() if cls.single}
+        targets = [i for i, card in enumerate(active)
+                   if card_classes[i] in single and card.type != "plan" and card.id not in used]
+        if not targets or not len(units):
+            return []
+        taken = np.stack([c.vector for c in cands]) if cands else np.zeros((0, unit_vecs.shape[1]), dtype=np.float32)
+        left = [k for k, u in enumerate(units)
+                if u.text == u.sentence and not u.sentence.rstrip().endswith("?") and not _speculative(u.sentence)
+                and not (u.scores is not None and u.scores.best()[0] == "cancel" and u.scores.best()[1] >= th.cancel)
+                and not (len(taken) and float((taken @ unit_vecs[k]).max()) >= 0.999)]
+        if not left:
+            return []
+        ends = change_scores(unit_vecs[left], self.embedder)
+        found: list[tuple[float, int, int]] = []
+        for k, score in zip(left, ends, strict=True):
+            for i in targets:
+                sim = float(card_vecs[i] @ unit_vecs[k])
+                if sim >= th.end_floor and score.get(card_classes[i], -9.0) >= th.end_margin:
+                    found.append((score[card_classes[i]], k, i))
+        out: list[SupersedeOp] = []
+        said: set[int] = set()
+        for _, k, i in sorted(found, reverse=True):
+            card, unit = active[i], units[k]
+            if card.id in used or k in said:
+                continue
+            used.add(card.id)
+            said.add(k)
+            out.append(SupersedeOp(old_id=card.id, type=card.type, body=write_body(unit.sentence, None, unit.context),
+                                   entities=_entities(unit), salience=card.salience, valid_from=None, expires=None,
+                                   turns=(unit.msg.turn,), session=unit.msg.session))
+        return out
 
     def propose(self, window: Sequence[MessageLike], units: list[Unit], unit_vecs: np.ndarray,
                 protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray) -> tuple[list[Cand], list[CloseOp]]:

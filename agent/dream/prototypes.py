@@ -76,6 +76,14 @@ class Thresholds:
     another slot (0.003-0.026; the two at 0.045 and 0.06 scored 0.24 and 0.29), the true
     changes 0.033-0.21 but one (a new employer named after two people, 0.015)."""
 
+    end_floor: float = 0.40
+    """The least cosine between a sentence no card class took and the single-valued card it
+    ends (``SemanticExtractor.endings``): the sentence must be about that value. Set on dev
+    (stop 33), not calibrated."""
+    end_margin: float = 0.10
+    """... and the least change score for that card's slot (``change.change_scores``: ending the
+    slot against mentioning a standing fact). Set on dev (stop 33)."""
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Thresholds:
         names = {f.name for f in fields(cls)}
