@@ -41,22 +41,20 @@ CONTEXT: dict[str, Any] = {}
 def _install(embedder: Any) -> None:
     """Wrap ``_replaced`` to record every single-path replacement with its features."""
     from memfs.agent.dream import extract_semantic as es
-    from memfs.agent.dream.prototypes import load_prototypes
-
     original = es._replaced
-    single = {name for name, cls in load_prototypes(embedder).classes.items() if cls.single}
 
-    def recording(c: Any, active: Any, sims: np.ndarray, classes: Any, th: Any, used: set[str]) -> Any:
+    def recording(c: Any, active: Any, sims: np.ndarray, classes: Any, th: Any, used: set[str],
+                  slots: frozenset[str]) -> Any:
         # main's decision (the guard off) is what is returned, so a replay follows main's path;
         # each single-path replacement records whether the guard (``th``) would have stopped it
-        card = original(c, active, sims, classes, th.with_(single=-9.0, single_margin=-9.0), used)
-        if card is None or c.cls not in single:
+        card = original(c, active, sims, classes, th.with_(single=-9.0, single_margin=-9.0), used, slots)
+        if card is None or c.cls not in slots:
             return card
         i = next(k for k, a in enumerate(active) if a.id == card.id)
         sim = float(sims[i])
         if sim >= th.supersede:
             return card  # the similarity path would have replaced it anyway
-        guarded = original(c, active, sims, classes, th, used)
+        guarded = original(c, active, sims, classes, th, used, slots)
         ROWS.append({**CONTEXT, "cls": c.cls, "new": c.body, "old": card.body, "old_id": card.id,
                      "old_from": [f"{card.source.session}:{t}" for t in card.source.turns] if card.source else [],
                      "slot": round(c.slot, 4), "margin": round(c.lead, 4), "sim": round(sim, 4),

@@ -114,7 +114,8 @@ class SemanticExtractor:
             unit.scores = scores
         card_classes = [s.best()[0] for s in protos.score(card_vecs)]
         cands, closes = self.propose(window, units, unit_vecs, protos, active, card_vecs)
-        ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds)
+        single = frozenset(name for name, cls in protos.classes.items() if cls.single)
+        ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds, single)
         used = {t for op in ops for t in _targets(op)}
         ops += [c for c in closes if c.id not in used]
         used |= {c.id for c in closes}
@@ -285,14 +286,16 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
 
 
 def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, card_classes: Sequence[str],
-             th: Thresholds) -> list[Op]:
+             th: Thresholds, single: frozenset[str]) -> list[Op]:
+    """Each candidate against the active cards: already known, a supersede, or a new card.
+    ``single``: the single-valued slots (the prototypes' ``single`` flag)."""
     ops: list[Op] = []
     used: set[str] = set()
     for c in cands:
         sims = card_vecs @ c.vector if len(active) else np.zeros(0)
         if len(sims) and float(sims.max()) >= th.duplicate:
             continue
-        old = _replaced(c, active, sims, card_classes, th, used)
+        old = _replaced(c, active, sims, card_classes, th, used, single)
         fields = {"type": c.type, "body": c.body, "entities": c.entities, "salience": round(c.salience, 2),
                   "valid_from": c.valid_from, "expires": c.expires, "turns": tuple(sorted(c.turns)),
                   "session": c.msg.session}
@@ -305,7 +308,7 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
 
 
 def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequence[str], th: Thresholds,
-              used: set[str]) -> Card | None:
+              used: set[str], single_slots: frozenset[str]) -> Card | None:
     """The active card this candidate makes untrue: the same single slot, or the same slot (a
     taste, a plan) and a high similarity. A single slot is replaced whatever the similarity
     ("we moved to Norwich" makes "lives in Sheffield" untrue, at cosine 0.40), so the sentence
@@ -319,7 +322,7 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in ("name", "pronouns", "job", "home", "partner") and card.type == c.type \
+        single = same_slot and c.cls in single_slots and card.type == c.type \
             and c.slot >= th.single and c.lead >= th.single_margin
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):
