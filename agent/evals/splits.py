@@ -38,5 +38,5 @@ PROFILE_FILES = {
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind7 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
-blind7 written at stop 32 and measured once at stop 33); blind8 written at stop 33, unmeasured
-(measured once by the lead, never tuned on)."""
+blind7 written at stop 32 and measured once at stop 33; blind8 written and measured once at
+stop 33); none is tuned on."""
