@@ -99,37 +99,22 @@ def test_the_sixth_blind_set_loads_and_spreads_over_pairs() -> None:
     assert_spread(blind6)
 
 
-def test_the_seventh_blind_set_loads_and_spreads_over_pairs() -> None:
-    """blind7 (stop 32) is measured once by the lead: here it is only loaded (never run) — 24
-    facts, 2-3 per slot (every slot present), its chat-register bank inline with at least 26
-    topics of 5 lines each (2 replies a line), no slot twice in a pair, 3 pairs of 8."""
-    blind7 = profile_eval.load_set("blind7")
-    assert blind7.split == "blind7" and len(blind7.standing) == 24 and "topics" in blind7.bank
-    topics = blind7.bank["topics"]
+@pytest.mark.parametrize("split", ["blind7", "blind8"])
+def test_the_chat_register_blind_sets_load_and_spread_over_pairs(split: str) -> None:
+    """blind7 (written at stop 32) and blind8 (stop 33), each measured once by the lead: here
+    only loaded (never run) — 24 facts, 2-3 per slot (every slot present), a chat-register bank
+    inline with at least 26 topics of 5 lines each (2 replies a line), unique topic names, no
+    slot twice in a pair, 3 pairs of 8."""
+    data = profile_eval.load_set(split)
+    assert data.split == split and len(data.standing) == 24 and "topics" in data.bank
+    topics = data.bank["topics"]
     assert len(topics) >= 26 and all(len(t["lines"]) == 5 for t in topics)
     assert all(len(line["replies"]) == 2 for t in topics for line in t["lines"])
     assert len({t["name"] for t in topics}) == len(topics)
-    counts = {slot: sum(f.slot == slot for f in blind7.standing) for slot in profile_eval.SLOTS}
+    counts = {slot: sum(f.slot == slot for f in data.standing) for slot in profile_eval.SLOTS}
     assert all(2 <= n <= 3 for n in counts.values()), counts
-    assert [len(g) for g in profile_eval.groups_of(blind7.standing)] == [8, 8, 8]
-    assert_spread(blind7)
-
-
-def test_the_eighth_blind_set_loads_and_spreads_over_pairs() -> None:
-    """blind8 (stop 33) is measured once by the lead: here it is only loaded (never run) — 24
-    facts, 2-3 per slot (every slot present), its chat-register bank inline with at least 26
-    topics of 5 lines each (2 replies a line), unique topic names, no slot twice in a pair,
-    3 pairs of 8."""
-    blind8 = profile_eval.load_set("blind8")
-    assert blind8.split == "blind8" and len(blind8.standing) == 24 and "topics" in blind8.bank
-    topics = blind8.bank["topics"]
-    assert len(topics) >= 26 and all(len(t["lines"]) == 5 for t in topics)
-    assert all(len(line["replies"]) == 2 for t in topics for line in t["lines"])
-    assert len({t["name"] for t in topics}) == len(topics)
-    counts = {slot: sum(f.slot == slot for f in blind8.standing) for slot in profile_eval.SLOTS}
-    assert all(2 <= n <= 3 for n in counts.values()), counts
-    assert [len(g) for g in profile_eval.groups_of(blind8.standing)] == [8, 8, 8]
-    assert_spread(blind8)
+    assert [len(g) for g in profile_eval.groups_of(data.standing)] == [8, 8, 8]
+    assert_spread(data)
 
 
 def test_chat_register_dev2_set_loads_with_its_inline_bank() -> None:
