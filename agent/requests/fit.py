@@ -2,7 +2,7 @@
 
     python -m memfs.agent.requests.fit
 
-Reads only spent data, never an unmeasured split (``FRESH``):
+Reads only spent data (``SPENT``), never an unmeasured split:
 
 - every constraint probe of the spent splits: the request is a positive of its domain, read
   with the live window before it; each user turn of that window is a negative, read with the
@@ -13,7 +13,9 @@ Reads only spent data, never an unmeasured split (``FRESH``):
   user line read with the four messages before it; the lines typed again and again
   (``REPEATED``: "ugh I need a drink after today") are left out, being half requests.
 
-Deterministic (lbfgs, the same rows in the same order). Regularisation and the threshold are
+The same rows in the same order, lbfgs; a rerun is not bit-identical (a second fit at stop 33
+moved weights by up to 0.05 and the cross-validated share found from 0.246 to 0.254: the embedding
+model's floats vary with its batching), so the shipped file is the one that was judged. Regularisation and the threshold are
 chosen by cross-validation by group (a probe split, request_dev and the small talk are groups,
 dealt into ``FOLDS`` folds), on the rows the model is asked about: those for which the plan's
 thresholds name no domain (``thresholds_quiet``). The pair kept finds the most held-out
@@ -33,13 +35,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from memfs.agent.evals.constraints import REPEATED, build_history, load_probes
-from memfs.agent.evals.splits import CONSTRAINT_FILES
 from memfs.agent.requests.model import CLASSES, DATA_PATH, RequestModel, best_domain, features
 
 from memfs.embed import Embedder
 
-FRESH = ("blind18",)
-"""Constraint splits not yet measured: never read here."""
+SPENT = ("test", "dev", "dev2", "dev3", *(f"blind{n}" for n in range(2, 18)))
+"""The constraint splits the shipped model was fit on, named one by one, so a split registered
+later (fresh, to be measured once) is never read unless it is added here. blind18 was fresh when
+the model was fit (its first measurement judged it, stop 33) and is left out to keep the fit
+reproducible."""
 FOLDS = 5
 GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 """scikit-learn's ``C`` (inverse regularisation strength)."""
@@ -60,8 +64,8 @@ class Example:
 def examples(leave_out: Sequence[str] = ()) -> list[Example]:
     """The training rows, in a fixed order (without the constraint splits ``leave_out``)."""
     out: list[Example] = []
-    for split in CONSTRAINT_FILES:
-        if split in FRESH or split in leave_out:
+    for split in SPENT:
+        if split in leave_out:
             continue
         for p in load_probes(split):
             said = [content for _, content in p.before]
