@@ -49,6 +49,7 @@ class AgentPlanner:
     def plan(self, pair: MemoryPair, request: PlanRequest) -> RetrievalPlan:
         from memfs.agent.plan import decide
         from memfs.agent.plan_rules import search_query
+        from memfs.agent.requests.model import learned_domains
 
         from memfs.constraints import classify_in_window
         from memfs.embed_memo import expect_text
@@ -58,7 +59,10 @@ class AgentPlanner:
             # message as the rules rewrite it) rides along, not in a run of its own; the
             # recent window sets the occasion of a request that names no domain
             expect_text(pair.store.embedder, search_query(request.message))
-            return classify_in_window(pair.store.embedder, text, wording, request.recent)
+            domains = classify_in_window(pair.store.embedder, text, wording, request.recent)
+            # a request the thresholds cannot tell from news ("k whats my order lol"): the
+            # learned reading of requests, asked only then
+            return domains or learned_domains(pair.store.embedder, text, request.recent)
 
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,
