@@ -77,6 +77,11 @@ constraint still comes only from memory, but the planner sees what the request i
 20 indirect, each with a live window) is the first set with its own small talk,
 ``data/constraint_bank18.json`` (``splits.CONSTRAINT_BANKS``, ``bank_of``), so that its history
 is not the planted eval's template bank; every other split keeps that bank.
+``data/constraint_probes19.jsonl`` (split ``blind19``: 40 probes, eight per domain, 20 plain and
+20 indirect, each with a live window of 2 or 4 turns, 22 requests naming no domain) has its own
+small talk as well, ``data/constraint_bank19.json``, with decoy topics (other people's limits,
+the user's past tastes, lines that only sound like requests); written at stop 33 before the code
+it measures, to be measured once and never tuned on.
 """
 
 from __future__ import annotations
