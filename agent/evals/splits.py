@@ -43,5 +43,5 @@ PROFILE_FILES = {
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind8 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
 blind7 written at stop 32 and measured once at stop 33; blind8 written and measured once at
-stop 33); blind9 written at stop 33 and not yet measured (the lead measures it once); none is
+stop 33); blind9 written and measured once at stop 33; none is
 tuned on."""
