@@ -53,6 +53,7 @@ plan classifies them and the constraint search runs), with the same share of sma
 
 
 SUGGEST = os.environ.get("MEMFS_BENCH_SUGGEST") == "1"
+FRESH = os.environ.get("MEMFS_BENCH_FRESH") == "1"
 DISTINCT = os.environ.get("MEMFS_BENCH_DISTINCT") == "1"
 """``--distinct``: no two history messages share a text (the default history repeats ~4,000
 texts, which the distinct-row similarity product exploits); the first search embeds them all."""
@@ -123,8 +124,10 @@ def turns(home: Path, count: int, warmup: int) -> dict[str, Any]:
     warm = time.perf_counter() - started
     for i in range(warmup + count):
         now = dt.datetime.now(dt.UTC)
-        user = {"role": "user", "content": message_text(rng, SUGGEST_ASKS if SUGGEST else ASKS),
-                "ts": now.isoformat()}
+        text = message_text(rng, SUGGEST_ASKS if SUGGEST else ASKS)
+        if FRESH:  # a new text each turn, as in a real chat: the process has not embedded it
+            text = f"{text} ({i + 1})"
+        user = {"role": "user", "content": text, "ts": now.isoformat()}
         reply = {"role": "assistant", "content": message_text(rng, REPLY),
                  "ts": now.isoformat()}
         t, c = time.perf_counter(), time.process_time()
@@ -224,11 +227,16 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="grow an existing pair")
     parser.add_argument("--distinct", action="store_true",
                         help="every history message a different text (slow first search)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="each timed user message a text the process has not seen (the "
+                             "templates repeat, so without this most turns embed nothing)")
     parser.add_argument("--suggest", action="store_true",
                         help="the timed turns ask for suggestions (SUGGEST_ASKS)")
     args = parser.parse_args()
     if args.suggest:
         os.environ["MEMFS_BENCH_SUGGEST"] = "1"
+    if args.fresh:
+        os.environ["MEMFS_BENCH_FRESH"] = "1"
     if args.distinct:
         os.environ["MEMFS_BENCH_DISTINCT"] = "1"  # read by the child processes
     if not args.keep:
