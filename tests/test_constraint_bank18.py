@@ -7,9 +7,6 @@ the probes and the bank are loaded, and the history is built as the eval builds 
 from __future__ import annotations
 
 import hashlib
-import json
-import re
-from importlib import resources
 from typing import Any
 
 import pytest
@@ -17,8 +14,15 @@ from memfs.agent.evals.constraints import bank_of, build_history, groups_of, loa
 from memfs.agent.evals.planted_data import _bank
 from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
 
-DOMAINS = ("food", "drink", "activity", "gift", "place")
-BANK_KEYS = ("slots", "greetings", "prefixes", "signoff", "topics")
+from tests._banks import (
+    BANK_KEYS,
+    DOMAINS,
+    check_history,
+    check_slots,
+    lines_of,
+    profile_banks,
+    template,
+)
 
 
 def test_blind18_loads_forty_probes_eight_per_domain_half_plain() -> None:
@@ -36,14 +40,7 @@ def test_blind18_loads_forty_probes_eight_per_domain_half_plain() -> None:
 
 def _other_banks() -> list[dict[str, Any]]:
     """Every other bank in the repository: the planted eval's and the profile sets' inline ones."""
-    folder = resources.files("memfs.agent.evals").joinpath("data")
-    banks = [_bank()]
-    for item in folder.iterdir():
-        if item.name.startswith("profile_") and item.name.endswith(".json"):
-            bank = json.loads(item.read_text("utf-8")).get("bank")
-            if isinstance(bank, dict):
-                banks.append(bank)
-    return banks
+    return [_bank(), *profile_banks()]
 
 
 def test_blind18_bank_loads_with_thirty_new_topics_and_only_blind18_19_have_one() -> None:
@@ -55,35 +52,14 @@ def test_blind18_bank_loads_with_thirty_new_topics_and_only_blind18_19_have_one(
     assert len(set(names)) == len(names) >= 30
     others = {t["name"] for b in _other_banks() for t in b["topics"]}
     assert not set(names) & others
-    slots = set(bank["slots"])
-    for line in [ln for t in bank["topics"] for ln in t["lines"]] + bank["signoff"]:
-        assert set(re.findall(r"\{(\w+)\}", line["user"] + "".join(line["replies"]))) <= slots
-        assert line["replies"]
-
-
-def _template(text: str) -> re.Pattern[str]:
-    """A bank line with its {slots} as wildcards, matched at the end of a message (a user line
-    may carry a greeting and an opener before it)."""
-    parts = re.split(r"\{\w+\}", text)
-    return re.compile(".+?".join(re.escape(p) for p in parts) + "$", re.IGNORECASE)
+    check_slots(bank)
 
 
 @pytest.mark.parametrize("n_messages", [1600, 200])
 def test_blind18_history_has_none_of_the_planted_banks_lines(n_messages: int) -> None:
     planted = _bank()
-    lines = [ln for t in planted["topics"] for ln in t["lines"]] + planted["signoff"]
-    patterns = [_template(s) for ln in lines for s in (ln["user"], *ln["replies"])]
-    greetings = tuple(f"{g} " for g in planted["greetings"])
-    probes = load_probes("blind18")
-    bank = bank_of("blind18")
-    for group in groups_of(probes, 5):
-        history = build_history(group, n_messages, bank=bank)
-        messages = [m["content"] for _, msgs in history for m in msgs]
-        assert len(messages) == n_messages
-        assert all(messages.count(p.constraint) == 1 for p in group)
-        for text in messages:
-            assert not text.startswith(greetings), text
-            assert not any(rx.search(text) for rx in patterns), text
+    patterns = [template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
+    check_history("blind18", n_messages, patterns, tuple(f"{g} " for g in planted["greetings"]))
 
 
 def _digest(split: str, n_messages: int) -> str:

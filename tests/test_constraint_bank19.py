@@ -6,18 +6,22 @@ the probes and the bank are loaded, and the history is built as the eval builds 
 
 from __future__ import annotations
 
-import json
-import re
-from importlib import resources
 from typing import Any
 
 import pytest
-from memfs.agent.evals.constraints import bank_of, build_history, groups_of, load_probes
+from memfs.agent.evals.constraints import bank_of, load_probes
 from memfs.agent.evals.planted_data import _bank
 from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
 
-DOMAINS = ("food", "drink", "activity", "gift", "place")
-BANK_KEYS = ("slots", "greetings", "prefixes", "signoff", "topics")
+from tests._banks import (
+    BANK_KEYS,
+    DOMAINS,
+    check_history,
+    check_slots,
+    lines_of,
+    profile_banks,
+    template,
+)
 
 
 def test_blind19_loads_forty_probes_eight_per_domain_half_plain_with_windows() -> None:
@@ -39,18 +43,6 @@ def _topic_names(bank: dict[str, Any]) -> set[str]:
     return {t["name"] for t in bank["topics"]}
 
 
-def _profile_banks() -> list[dict[str, Any]]:
-    """The profile sets' inline banks."""
-    folder = resources.files("memfs.agent.evals").joinpath("data")
-    banks = []
-    for item in folder.iterdir():
-        if item.name.startswith("profile_") and item.name.endswith(".json"):
-            bank = json.loads(item.read_text("utf-8")).get("bank")
-            if isinstance(bank, dict):
-                banks.append(bank)
-    return banks
-
-
 def test_blind19_bank_has_at_least_32_topics_new_to_every_other_bank() -> None:
     assert CONSTRAINT_BANKS["blind19"] == "data/constraint_bank19.json"
     bank = bank_of("blind19")
@@ -61,29 +53,18 @@ def test_blind19_bank_has_at_least_32_topics_new_to_every_other_bank() -> None:
     assert blind18 is not None
     assert not set(names) & _topic_names(blind18)
     assert not set(names) & _topic_names(_bank())
-    assert not set(names) & {n for b in _profile_banks() for n in _topic_names(b)}
-    slots = set(bank["slots"])
-    for line in [ln for t in bank["topics"] for ln in t["lines"]] + bank["signoff"]:
-        assert set(re.findall(r"\{(\w+)\}", line["user"] + "".join(line["replies"]))) <= slots
-        assert line["replies"]
-
-
-def _template(text: str) -> re.Pattern[str]:
-    """A bank line with its {slots} as wildcards, matched at the end of a message (a user line
-    may carry a greeting and an opener before it)."""
-    parts = re.split(r"\{\w+\}", text)
-    return re.compile(".+?".join(re.escape(p) for p in parts) + "$", re.IGNORECASE)
+    assert not set(names) & {n for b in profile_banks() for n in _topic_names(b)}
+    check_slots(bank)
 
 
 def _replies(bank: dict[str, Any]) -> set[str]:
-    return {r.lower() for ln in [ln for t in bank["topics"] for ln in t["lines"]] + bank["signoff"]
-            for r in ln["replies"]}
+    return {r.lower() for ln in lines_of(bank) for r in ln["replies"]}
 
 
 def test_blind19_bank_shares_no_reply_with_another_bank() -> None:
     bank = bank_of("blind19")
     assert bank is not None
-    others = [_bank(), bank_of("blind18"), *_profile_banks()]
+    others = [_bank(), bank_of("blind18"), *profile_banks()]
     assert not _replies(bank) & {r for b in others if b for r in _replies(b)}
 
 
@@ -93,18 +74,7 @@ def test_blind19_history_has_each_constraint_once_and_no_other_banks_lines(n_mes
     blind18's test checks) or a blind18 bank user line."""
     planted, blind18 = _bank(), bank_of("blind18")
     assert blind18 is not None
-    lines = [ln for t in planted["topics"] for ln in t["lines"]] + planted["signoff"]
-    patterns = [_template(s) for ln in lines for s in (ln["user"], *ln["replies"])]
-    lines = [ln for t in blind18["topics"] for ln in t["lines"]] + blind18["signoff"]
-    patterns += [_template(ln["user"]) for ln in lines]
-    greetings = tuple(f"{g} " for g in planted["greetings"] + blind18["greetings"])
-    probes = load_probes("blind19")
-    bank = bank_of("blind19")
-    for group in groups_of(probes, 5):
-        history = build_history(group, n_messages, bank=bank)
-        messages = [m["content"] for _, msgs in history for m in msgs]
-        assert len(messages) == n_messages
-        assert all(messages.count(p.constraint) == 1 for p in group)
-        for text in messages:
-            assert not text.startswith(greetings), text
-            assert not any(rx.search(text) for rx in patterns), text
+    patterns = [template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
+    patterns += [template(ln["user"]) for ln in lines_of(blind18)]
+    check_history("blind19", n_messages, patterns,
+                  tuple(f"{g} " for g in planted["greetings"] + blind18["greetings"]))

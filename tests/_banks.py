@@ -1,0 +1,60 @@
+"""Shared checks of the constraint splits that bring their own small-talk bank (blind18, blind19):
+the bank's lines as patterns, and the history the eval builds from it."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from memfs.agent.evals.constraints import bank_of, build_history, groups_of, load_probes
+
+DOMAINS = ("food", "drink", "activity", "gift", "place")
+BANK_KEYS = ("slots", "greetings", "prefixes", "signoff", "topics")
+
+
+def profile_banks() -> list[dict[str, Any]]:
+    """The profile sets' inline banks."""
+    folder = resources.files("memfs.agent.evals").joinpath("data")
+    banks = []
+    for item in folder.iterdir():
+        if item.name.startswith("profile_") and item.name.endswith(".json"):
+            bank = json.loads(item.read_text("utf-8")).get("bank")
+            if isinstance(bank, dict):
+                banks.append(bank)
+    return banks
+
+
+def template(text: str) -> re.Pattern[str]:
+    """A bank line with its {slots} as wildcards, matched at the end of a message (a user line
+    may carry a greeting and an opener before it)."""
+    parts = re.split(r"\{\w+\}", text)
+    return re.compile(".+?".join(re.escape(p) for p in parts) + "$", re.IGNORECASE)
+
+
+def lines_of(bank: dict[str, Any]) -> list[dict[str, Any]]:
+    return [ln for t in bank["topics"] for ln in t["lines"]] + bank["signoff"]
+
+
+def check_slots(bank: dict[str, Any]) -> None:
+    """Every line's {slots} are the bank's, and every line has replies."""
+    slots = set(bank["slots"])
+    for line in lines_of(bank):
+        assert set(re.findall(r"\{(\w+)\}", line["user"] + "".join(line["replies"]))) <= slots
+        assert line["replies"]
+
+
+def check_history(split: str, n_messages: int, patterns: list[re.Pattern[str]],
+                  greetings: tuple[str, ...]) -> None:
+    """The history the eval builds for ``split``: ``n_messages`` long, each constraint once, and
+    no message opening with one of ``greetings`` or matching one of ``patterns``."""
+    bank = bank_of(split)
+    for group in groups_of(load_probes(split), 5):
+        messages = [m["content"] for _, msgs in build_history(group, n_messages, bank=bank)
+                    for m in msgs]
+        assert len(messages) == n_messages
+        assert all(messages.count(p.constraint) == 1 for p in group)
+        for text in messages:
+            assert not text.startswith(greetings), text
+            assert not any(rx.search(text) for rx in patterns), text
