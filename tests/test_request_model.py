@@ -81,14 +81,16 @@ def test_an_embedder_the_model_was_not_fitted_on_gets_nothing(fake_embedder: Emb
 
 
 def test_the_fit_reads_no_fresh_split() -> None:
-    """The training rows come from spent splits only: no request or chat of a fresh split."""
+    """The training rows come from spent splits only: no request or chat of a fresh split, and
+    only the profile sets named as spent."""
     from memfs.agent.evals.constraints import load_probes
     from memfs.agent.evals.splits import CONSTRAINT_FILES
-    from memfs.agent.requests.fit import SPENT, examples
+    from memfs.agent.requests.fit import PROFILE_SPENT, SPENT, examples
 
     rows = examples()
     texts = {r.text for r in rows}
-    assert {r.group for r in rows} <= {*SPENT, "request_dev", "smalltalk"}
+    assert {r.group for r in rows} <= {*SPENT, "request_dev", "smalltalk",
+                                       *(f"profile-{s}" for s in PROFILE_SPENT)}
     for split in set(CONSTRAINT_FILES) - set(SPENT):
         for p in load_probes(split):
             assert p.request not in texts
