@@ -83,7 +83,7 @@ small talk as well, ``data/constraint_bank19.json``, with decoy topics (other pe
 the user's past tastes, lines that only sound like requests); written at stop 33 before the code
 it measures, to be measured once and never tuned on. ``data/constraint_probes20.jsonl`` (split
 ``blind20``, the same shape, 40 probes with windows of 2 or 4 turns) and its bank
-``data/constraint_bank20.json`` (35 new topics, 8 of them decoys) were written after blind19 was
+``data/constraint_bank20.json`` (35 new topics, 9 of them decoys) were written after blind19 was
 spent, to be measured once and never tuned on.
 """
 
