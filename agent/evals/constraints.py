@@ -81,7 +81,10 @@ is not the planted eval's template bank; every other split keeps that bank.
 20 indirect, each with a live window of 2 or 4 turns, 22 requests naming no domain) has its own
 small talk as well, ``data/constraint_bank19.json``, with decoy topics (other people's limits,
 the user's past tastes, lines that only sound like requests); written at stop 33 before the code
-it measures, to be measured once and never tuned on.
+it measures, to be measured once and never tuned on. ``data/constraint_probes20.jsonl`` (split
+``blind20``, the same shape, 40 probes with windows of 2 or 4 turns) and its bank
+``data/constraint_bank20.json`` (35 new topics, 9 of them decoys) were written after blind19 was
+spent, to be measured once and never tuned on.
 """
 
 from __future__ import annotations

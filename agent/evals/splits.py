@@ -21,14 +21,16 @@ CONSTRAINT_FILES = {
     "blind17": "data/constraint_probes17.jsonl",
     "blind18": "data/constraint_probes18.jsonl",
     "blind19": "data/constraint_probes19.jsonl",
+    "blind20": "data/constraint_probes20.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-19 the later ones
-(each measured once; blind18 and blind19, written at stops 32 and 33, not yet), dev/dev2/dev3
+"""``memfs eval constraints --split``: test is the first blind set, blind2-20 the later ones
+(each measured once; blind20, written at stop 33, not yet), dev/dev2/dev3
 the tuning sets."""
 
 CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json",
-                    "blind19": "data/constraint_bank19.json"}
+                    "blind19": "data/constraint_bank19.json",
+                    "blind20": "data/constraint_bank20.json"}
 """Constraint splits whose small talk comes from their own bank (the schema of
 ``data/smalltalk.json``) instead of the planted eval's; every other split keeps that bank."""
 
