@@ -71,10 +71,10 @@ def features(embedder: Embedder, texts: Sequence[str],
     return np.concatenate([vecs[[at[t] for t in texts]], vecs[[at[a] for a in arounds]]], axis=1)
 
 
-def best_domain(model: RequestModel, probs: npt.NDArray[np.float64]) -> tuple[str, ...]:
-    """The likeliest domain of one row of ``probs`` when it reaches the threshold."""
+def best_domain(probs: npt.NDArray[np.float64], threshold: float) -> tuple[str, ...]:
+    """The likeliest domain of one row of ``probs`` when it reaches ``threshold``."""
     best = int(np.argmax(probs[1:])) + 1
-    return (CLASSES[best],) if probs[best] >= model.threshold else ()
+    return (CLASSES[best],) if probs[best] >= threshold else ()
 
 
 _SHIPPED: list[RequestModel] = []
@@ -93,4 +93,4 @@ def learned_domains(embedder: Embedder, text: str, window: Sequence[str]) -> tup
     model = shipped()
     if embedder.name != DEFAULT_MODEL or model.weights.shape[1] != 2 * embedder.dim:
         return ()
-    return best_domain(model, model.probabilities(features(embedder, [text], [window]))[0])
+    return best_domain(model.probabilities(features(embedder, [text], [window]))[0], model.threshold)
