@@ -1,0 +1,96 @@
+"""Constraint splits blind19 and blind20, each with its own small-talk bank: load-only checks (no
+search, no model). One set of checks for both (they were two copies of one file).
+
+Each is measured once by the lead and never tuned on, so nothing here runs the eval on them: the
+probes and the bank are loaded, and the history is built as the eval builds it. A split's bank must
+be new against every bank written before it (``EARLIER``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from memfs.agent.evals.constraints import bank_of, load_probes
+from memfs.agent.evals.planted_data import _bank
+from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
+
+from tests._banks import (
+    BANK_KEYS,
+    DOMAINS,
+    check_history,
+    check_slots,
+    lines_of,
+    profile_banks,
+    template,
+)
+
+EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19")}
+"""Per split, the constraint splits with their own bank written before it."""
+SPLITS = tuple(EARLIER)
+
+
+def _earlier(split: str) -> list[dict[str, Any]]:
+    banks = [bank_of(s) for s in EARLIER[split]]
+    assert all(b is not None for b in banks)
+    return [b for b in banks if b is not None]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_loads_forty_probes_eight_per_domain_half_plain_with_windows(split: str) -> None:
+    n = split.removeprefix("blind")
+    assert CONSTRAINT_FILES[split] == f"data/constraint_probes{n}.jsonl"
+    probes = load_probes(split)
+    assert len(probes) == 40 and [p.id for p in probes] == [f"c{n}-{k:02d}" for k in range(1, 41)]
+    assert all(sum(p.domain == d for p in probes) == 8 for d in DOMAINS)
+    assert sum(p.kind == "plain" for p in probes) == 20
+    assert sum(p.kind == "indirect" for p in probes) == 20
+    assert all(sum(p.domain == d and p.kind == "plain" for p in probes) == 4 for d in DOMAINS)
+    assert sum(bool(p.before) for p in probes) >= 20
+    assert all(len(p.before) in (2, 4) and p.before[0][0] == "user" and p.before[-1][0] == "assistant"
+               for p in probes)
+    assert all(p.constraint.strip() and p.request.strip() for p in probes)
+    assert len({p.constraint for p in probes}) == 40 and len({p.request for p in probes}) == 40
+
+
+def _topic_names(bank: dict[str, Any]) -> set[str]:
+    return {t["name"] for t in bank["topics"]}
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_bank_has_at_least_32_topics_new_to_every_other_bank(split: str) -> None:
+    n = split.removeprefix("blind")
+    assert CONSTRAINT_BANKS[split] == f"data/constraint_bank{n}.json"
+    bank = bank_of(split)
+    assert bank is not None and all(key in bank for key in BANK_KEYS)
+    names = [t["name"] for t in bank["topics"]]
+    assert len(set(names)) == len(names) >= 32
+    assert not set(names) & {t for b in _earlier(split) for t in _topic_names(b)}
+    assert not set(names) & _topic_names(_bank())
+    assert not set(names) & {t for b in profile_banks() for t in _topic_names(b)}
+    check_slots(bank)
+
+
+def _replies(bank: dict[str, Any]) -> set[str]:
+    return {r.lower() for ln in lines_of(bank) for r in ln["replies"]}
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_bank_shares_no_reply_with_another_bank(split: str) -> None:
+    bank = bank_of(split)
+    assert bank is not None
+    others = [_bank(), *_earlier(split), *profile_banks()]
+    assert not _replies(bank) & {r for b in others for r in _replies(b)}
+
+
+@pytest.mark.parametrize("n_messages", [1600, 200])
+@pytest.mark.parametrize("split", SPLITS)
+def test_history_has_each_constraint_once_and_no_other_banks_lines(split: str,
+                                                                   n_messages: int) -> None:
+    """Every constraint once; no message is a planted bank line (user line or reply, as
+    blind18's test checks) or a user line of an earlier split's own bank."""
+    planted, earlier = _bank(), _earlier(split)
+    patterns = [template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
+    patterns += [template(ln["user"]) for b in earlier for ln in lines_of(b)]
+    greetings = planted["greetings"] + [g for b in earlier for g in b["greetings"]]
+    check_history(split, n_messages, patterns, tuple(f"{g} " for g in greetings))
