@@ -49,7 +49,7 @@ class AgentPlanner:
     def plan(self, pair: MemoryPair, request: PlanRequest) -> RetrievalPlan:
         from memfs.agent.plan import decide
         from memfs.agent.plan_rules import search_query
-        from memfs.agent.requests.model import learned_domains
+        from memfs.agent.requests.model import plan_domains
 
         from memfs.constraints import classify_in_window
         from memfs.embed_memo import expect_text
@@ -60,9 +60,9 @@ class AgentPlanner:
             # recent window sets the occasion of a request that names no domain
             expect_text(pair.store.embedder, search_query(request.message))
             domains = classify_in_window(pair.store.embedder, text, wording, request.recent)
-            # a request the thresholds cannot tell from news ("k whats my order lol"): the
-            # learned reading of requests, asked only then
-            return domains or learned_domains(pair.store.embedder, text, request.recent)
+            # the learned reading of requests: the domain of a request the thresholds cannot
+            # tell from news ("k whats my order lol"), and a second opinion when they name one
+            return plan_domains(pair.store.embedder, text, request.recent, domains)
 
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,

@@ -36,7 +36,10 @@ SPLITS = ("test", "dev", "dev2", "dev3", *(f"blind{n}" for n in range(2, 18)))
 BANK_SPLITS = ("dev", "blind18", "blind19")
 """Spent splits whose small talk is read alone for the negatives (``bank``)."""
 FOLDS = 5
-WAYS = ("first", "add", "instead")
+WAYS = ("first", "add", "instead", "lead")
+"""How the model's likeliest domain joins the thresholds' ones: searched first ("first", which
+also moves a domain they named second to the front), after theirs ("add"), alone
+("instead"); "lead" is "first" only when they did not name it (the shipped ``with_model``)."""
 
 STATE: dict[str, Any] = {"force": None, "seen": None}
 
@@ -111,7 +114,7 @@ def fit_folds(out: Path, embedder: Any) -> list[Any]:
     return models
 
 
-def run(out: Path, messages: int, only: list[str]) -> None:
+def run(out: Path, messages: int, only: list[str], product: bool = False) -> None:
     from memfs.agent.evals import constraints as ce
     from memfs.agent.evals.report import Timings, eval_home, load_embedder
     from memfs.agent.requests import model as rm
@@ -123,10 +126,11 @@ def run(out: Path, messages: int, only: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     embedder = load_embedder(None, Timings())
     models = fit_folds(out, embedder)
-    _hook()
+    if not product:  # else the shipped ``with_model`` plans, to check the bench's reading of it
+        _hook()
     for split in only or SPLITS:
         assert split in SPLITS, split
-        path = out / f"{split}.json"
+        path = out / f"{split}{'.product' if product else ''}.json"
         if path.exists():
             continue
         rm._SHIPPED[:] = [models[fold_of(split)]]
@@ -185,12 +189,21 @@ def decide(seen: Any, way: str, bar: float) -> tuple[str, ...] | None:
     best = int(np.argmax(probs[1:])) + 1
     if probs[best] < bar:
         return None
+    if way == "lead":
+        return None if ("none", *_domains())[best] in thresholds else \
+            variants(thresholds, probs)["first"]
     doms = variants(thresholds, probs)[way]
     return None if doms == thresholds else doms
 
 
+def _domains() -> tuple[str, ...]:
+    from memfs.constraint_domains import DOMAINS
+
+    return tuple(DOMAINS)
+
+
 def report(out: Path, bars: list[float], pick: str) -> None:
-    rows = [r for s in SPLITS if (out / f"{s}.json").exists()
+    rows = [r for s in SPLITS if (out / f"{s}.json").exists()  # not the product checks
             for r in json.loads((out / f"{s}.json").read_text())]
     main = sum(r["main"] for r in rows)
     negs = [n for r in rows for n in r["negatives"] if n]
@@ -203,7 +216,7 @@ def report(out: Path, bars: list[float], pick: str) -> None:
             for r in rows:
                 d = decide(r["seen"], way, bar)
                 if d is not None:
-                    got = r["ways"][way][1]
+                    got = r["ways"]["first" if way == "lead" else way][1]
                     won += got and not r["main"]
                     lost += r["main"] and not got
             changed = sum(decide(n, way, bar) is not None for n in negs)
@@ -213,7 +226,7 @@ def report(out: Path, bars: list[float], pick: str) -> None:
     per: dict[str, list[int]] = {}
     for r in rows:
         d = decide(r["seen"], way, float(bar))
-        got = r["ways"][way][1] if d is not None else r["main"]
+        got = r["ways"]["first" if way == "lead" else way][1] if d is not None else r["main"]
         acc = per.setdefault(r["split"], [0, 0, 0, 0])
         acc[0] += r["main"]
         acc[1] += got
@@ -267,10 +280,12 @@ def main() -> None:
     ap.add_argument("--splits", default="")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--bars", default="0.5,0.6,0.7,0.8,0.85,0.9,0.95")
-    ap.add_argument("--pick", default="first:0.9")
+    ap.add_argument("--pick", default="instead:0.5")
+    ap.add_argument("--product", action="store_true", help="run: plan with the product's "
+                    "with_model (written as SPLIT.product.json) instead of main's and the ways")
     args = ap.parse_args()
     if args.what == "run":
-        run(args.out, args.messages, [s for s in args.splits.split(",") if s])
+        run(args.out, args.messages, [s for s in args.splits.split(",") if s], args.product)
     elif args.what == "report":
         report(args.out, [float(b) for b in args.bars.split(",")], args.pick)
     else:
