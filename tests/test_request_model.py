@@ -58,8 +58,8 @@ def test_requests_told_as_questions_name_their_domain_and_small_talk_does_not(
 
 @pytest.mark.model
 def test_the_model_answers_where_the_thresholds_name_nothing(real_embedder: Embedder) -> None:
-    """The learned reading is asked only when the thresholds are quiet, and it then names
-    at least one of these requests' domains that they miss."""
+    """Where the thresholds are quiet the learned reading names at least one of these
+    requests' domains that they miss."""
     from memfs.agent.plan_rules import suggestion
     from memfs.agent.requests.model import learned_domains
 

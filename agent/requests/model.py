@@ -5,7 +5,9 @@ prototype requests. Four rounds of thresholds have not separated requests told a
 as a question ("k whats my order lol", "so what's the plan for saturday then") from news:
 on the spent constraint splits, 125 of 605 limits stayed out of the context at 1,600
 messages because the plan named no domain at all (BENCHMARKS.md, stop 33, c-next). This
-model is asked only then. It is a multinomial logistic model (none, or one of
+model names the domain then; and when the thresholds name domains and it is confident of one
+(``SECOND_OPINION``), that domain alone is searched (stop 34, c-dom3: the thresholds named
+the wrong domain for 36 of the missed limits). It is a multinomial logistic model (none, or one of
 ``DOMAINS``) over the embedding of the message and of the message read with its window
 (``memfs.constraints.occasion``), fitted by ``fit.py`` on spent data only, so it learns
 the register of requests from a few hundred examples written by many hands rather than
