@@ -1,5 +1,5 @@
-"""Constraint splits blind19 and blind20, each with its own small-talk bank: load-only checks (no
-search, no model). One set of checks for both (they were two copies of one file).
+"""Constraint splits blind19, blind20 and blind21, each with its own small-talk bank: load-only checks
+(no search, no model). One set of checks for all (blind19 and blind20 were two copies of one file).
 
 Each is measured once by the lead and never tuned on, so nothing here runs the eval on them: the
 probes and the bank are loaded, and the history is built as the eval builds it. A split's bank must
@@ -25,7 +25,8 @@ from tests._banks import (
     template,
 )
 
-EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19")}
+EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19"),
+           "blind21": ("blind18", "blind19", "blind20")}
 """Per split, the constraint splits with their own bank written before it."""
 SPLITS = tuple(EARLIER)
 

@@ -84,7 +84,9 @@ the user's past tastes, lines that only sound like requests); written at stop 33
 it measures, to be measured once and never tuned on. ``data/constraint_probes20.jsonl`` (split
 ``blind20``, the same shape, 40 probes with windows of 2 or 4 turns) and its bank
 ``data/constraint_bank20.json`` (35 new topics, 9 of them decoys) were written after blind19 was
-spent, to be measured once and never tuned on.
+spent, to be measured once and never tuned on; ``data/constraint_probes21.jsonl`` (split
+``blind21``, the same shape) and ``data/constraint_bank21.json`` (35 new topics, 9 of them
+decoys) after blind20 was spent, likewise.
 """
 
 from __future__ import annotations
