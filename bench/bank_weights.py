@@ -34,6 +34,8 @@ from memfs.embed import SentenceTransformerEmbedder
 def main(argv: list[str]) -> int:
     leave = set(_value(argv, "--leave", "").split(",")) - {""}
     weights = [float(w) for w in _value(argv, "--weights", "0.1,0.3,1").split(",")]
+    fact_weight = float(_value(argv, "--fact-weight", "0"))
+    """0: a standing fact weighs as the chat; else its own weight."""
     out = Path(_value(argv, "--out", "."))
     out.mkdir(parents=True, exist_ok=True)
     embedder = _Memo(SentenceTransformerEmbedder())
@@ -43,10 +45,10 @@ def main(argv: list[str]) -> int:
     print(f"extraction rows {len(y)} ({int((y > 0).sum())} cards); bank rows {len(bank.y)} "
           f"({int((bank.y > 0).sum())} standing facts)", flush=True)
     for w in [0.0, *weights]:
-        b = Bank(bank.x, bank.y, np.full(len(bank.y), w)) if w else None
+        b = Bank(bank.x, bank.y, np.where(bank.y > 0, fact_weight or w, w)) if w else None
         hyper, threshold, f_half = choose(x, y, weight, groups, SHIPPED_GRID, b)
         model = fit_model(x, y, weight, threshold, hyper, b)
-        model.save(out / f"learned_w{w:g}.npz")
+        model.save(out / (f"learned_w{w:g}" + (f"_f{fact_weight:g}" if fact_weight else "") + ".npz"))
         bank_p = model.card(bank.x)
         chat = bank.y == 0
         print(f"weight {w:g}: threshold {threshold}, inner-CV F0.5 {f_half:.3f}; bank chat carded "

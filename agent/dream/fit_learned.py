@@ -189,6 +189,10 @@ topics come round several times over."""
 BANK_WEIGHT = 0.3
 """The sample weight of a bank row. The labelled extraction windows are a few thousand
 sentences and the banks several thousand more: at full weight chat would decide the fit."""
+BANK_FACT_WEIGHT = 0.3
+"""The sample weight of a standing fact's sentence from a bank: indirect facts are told as stories
+("the hire boat came into my lock sideways") and read like the chat around them, so they may need
+more weight than the chat to be kept apart from it."""
 SLOT_TYPE = {"name": "fact", "pronouns": "fact", "work": "fact", "home": "fact", "health": "fact",
              "diet": "fact", "family": "relationship", "partner": "relationship", "pet": "relationship",
              "boundary": "boundary", "cares": "preference"}
@@ -209,7 +213,7 @@ class Bank:
 
 
 def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
-              weight: float = BANK_WEIGHT) -> Bank:
+              weight: float = BANK_WEIGHT, fact_weight: float = BANK_FACT_WEIGHT) -> Bank:
     """The user sentences of the profile sets' chat, as the profile eval writes it: each session a
     window; every sentence ``none`` except the one of a standing fact's message closest to its
     gist, a card of the slot's type. The fact message's other sentences are left out (a story
@@ -253,7 +257,7 @@ def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
     if not xs:
         return Bank.empty(0)
     y_arr = np.array(ys)
-    return Bank(np.vstack(xs), y_arr, np.full(len(y_arr), weight))
+    return Bank(np.vstack(xs), y_arr, np.where(y_arr > 0, fact_weight, weight))
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, hyper: Hyper = SHIPPED) -> Any:
