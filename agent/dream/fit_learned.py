@@ -189,7 +189,7 @@ topics come round several times over."""
 BANK_WEIGHT = 0.3
 """The sample weight of a bank row. The labelled extraction windows are a few thousand
 sentences and the banks several thousand more: at full weight chat would decide the fit."""
-BANK_FACT_WEIGHT = 0.3
+BANK_FACT_WEIGHT = 3.0
 """The sample weight of a standing fact's sentence from a bank: indirect facts are told as stories
 ("the hire boat came into my lock sideways") and read like the chat around them, so they may need
 more weight than the chat to be kept apart from it."""
