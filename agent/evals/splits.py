@@ -44,8 +44,8 @@ PROFILE_FILES = {
     "blind7": "data/profile_blind7.json", "blind8": "data/profile_blind8.json",
     "blind9": "data/profile_blind9.json", "blind10": "data/profile_blind10.json",
 }
-"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind9 measured once
+"""``memfs eval profile --split``: dev and dev2 for tuning, blind to blind10 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
 blind7 written at stop 32 and measured once at stop 33; blind8 written and measured once at
-stop 33); blind9 written and measured once at stop 33; blind10 written at stop 33 and not
-yet measured; none is tuned on."""
+stop 33); blind9 written and measured once at stop 33; blind10 written at stop 33 and
+measured once at stop 34; none is tuned on."""
