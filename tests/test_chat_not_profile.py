@@ -46,4 +46,4 @@ def test_a_days_chat_is_not_carded_as_the_user_but_a_job_and_a_home_are(real_emb
 
 def test_the_fit_reads_only_spent_profile_banks() -> None:
     assert set(BANK_SPLITS) <= set(PROFILE_FILES)
-    assert "blind10" not in BANK_SPLITS
+    assert "blind11" not in BANK_SPLITS

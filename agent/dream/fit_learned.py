@@ -184,7 +184,7 @@ def training_set(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> tuple[
 
 # -- the profile sets' banks: what chat looks like (stop 34, x-bank) ---------------------------
 
-BANK_SPLITS = ("dev", "dev2", "blind", *(f"blind{n}" for n in range(2, 10)))
+BANK_SPLITS = ("dev", "dev2", "blind", *(f"blind{n}" for n in range(2, 11)))
 """The spent profile sets whose banks and standing facts the fit reads, named one by one (a
 profile set written later stays out until it has been measured)."""
 BANK_MESSAGES = 400
