@@ -488,7 +488,7 @@ def main(argv: Sequence[str] = ()) -> int:
     inner CV prefers); with ``--verifier``, also fit and write ``data/verifier.npz``
     (which switches the verifier on: off by default, see BENCHMARKS.md, issue 13's seventh round).
 
-    ``--threshold T`` keeps T instead of the inner CV's choice (the shipped file: 0.65, chosen on
+    ``--threshold T`` keeps T instead of the inner CV's choice (the shipped file: 0.70, chosen on
     dev at stop 34); ``--bank-leave a,b`` leaves those profile sets' banks out (a dev fit, to
     measure on them); ``--bank-weight W`` the chat's weight; ``--out PATH`` writes elsewhere."""
     from memfs.agent.dream.devset import dev_windows
