@@ -4,8 +4,9 @@ Round one and two scored user sentences against hand-written prototypes with han
 thresholds, in front of ~1,670 phrase rules; both were fitted to the splits they were scored
 on and did not carry over to fresh text (blind8: P 0.75, R 0.35). Here the decision "is this
 sentence a card, and of which type" is a multinomial logistic regression, fitted
-(``fit_learned.py``) on the labelled dev windows of the extraction set, over features that do
-not depend on wording:
+(``fit_learned.py``) on the labelled dev windows of the extraction set and the chat of the spent
+profile sets (so that chat is not carded as who the user is), over features that do not depend on
+wording:
 
 - the all-MiniLM-L6-v2 embedding of the sentence, of the user's sentence before it (a fact told
   over two messages) and of the assistant turn before it ("Do you have something lined up?");
