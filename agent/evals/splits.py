@@ -49,4 +49,4 @@ PROFILE_FILES = {
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
 blind7 written at stop 32 and measured once at stop 33; blind8 written and measured once at
 stop 33); blind9 written and measured once at stop 33; blind10 written at stop 33 and
-measured once at stop 34; blind11 written at stop 34 and not yet measured; none is tuned on."""
+measured once at stop 34; blind11 written and measured once at stop 34; none is tuned on."""
