@@ -47,3 +47,15 @@ def test_a_days_chat_is_not_carded_as_the_user_but_a_job_and_a_home_are(real_emb
 def test_the_fit_reads_only_spent_profile_banks() -> None:
     assert set(BANK_SPLITS) <= set(PROFILE_FILES)
     assert "blind11" not in BANK_SPLITS
+
+
+def test_a_banked_standing_fact_keeps_its_weight_under_any_forbidden_weight() -> None:
+    """A bank's standing fact weighs 3 (more than 1, the forbidden negatives' marker): a fit with
+    another forbidden weight (``fit_learned --grid``) must not take it for a forbidden negative."""
+    import numpy as np
+    from memfs.agent.dream.fit_learned import BANK_FACT_WEIGHT, FORBIDDEN_WEIGHT, Hyper, reweighted
+
+    weight = np.array([1.0, FORBIDDEN_WEIGHT, 0.3, BANK_FACT_WEIGHT])
+    kept = np.array([False, False, True, True])
+    out = reweighted(weight, Hyper(1.0, 1.5, False), kept)
+    assert out.tolist() == [1.0, 1.5, 0.3, BANK_FACT_WEIGHT]

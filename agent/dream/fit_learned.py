@@ -114,10 +114,12 @@ def forbidden_of(weight: np.ndarray) -> np.ndarray:
     return np.asarray(weight > 1.0)
 
 
-def reweighted(weight: np.ndarray, hyper: Hyper) -> np.ndarray:
-    """``weight`` with the forbidden negatives weighted ``hyper.forbidden_weight`` (the bank's
-    rows keep their lighter weight)."""
-    return np.where(forbidden_of(weight), hyper.forbidden_weight, weight)
+def reweighted(weight: np.ndarray, hyper: Hyper, kept: np.ndarray | None = None) -> np.ndarray:
+    """``weight`` with the forbidden negatives weighted ``hyper.forbidden_weight``; the ``kept``
+    rows (the bank's, whose weights are final: a standing fact weighs more than 1 without being a
+    forbidden negative) as they are."""
+    forbidden = forbidden_of(weight) if kept is None else forbidden_of(weight) & ~kept
+    return np.where(forbidden, hyper.forbidden_weight, weight)
 
 
 def _body(row: Row) -> tuple[str, dt.date | None]:
@@ -265,22 +267,25 @@ def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
     return Bank(np.vstack(xs), y_arr, np.where(y_arr > 0, fact_weight, weight))
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, hyper: Hyper = SHIPPED) -> Any:
+def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, hyper: Hyper = SHIPPED,
+              kept: np.ndarray | None = None) -> Any:
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(C=hyper.l2, max_iter=3000, class_weight="balanced" if hyper.balanced else None).fit(
-        x, y, sample_weight=reweighted(weight, hyper))
+        x, y, sample_weight=reweighted(weight, hyper, kept))
 
 
 def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float, hyper: Hyper = SHIPPED,
               bank: Bank | None = None) -> Model:
     """The card-or-not regression on every sentence (``hyper``), the type regression on the cards
     (always ``TYPE_HYPER``: the inner CV scores only the card decision); ``bank``'s rows beside them."""
+    kept = np.zeros(len(y), dtype=bool)
     if bank is not None and len(bank.y):
         x, y, weight = np.vstack([x, bank.x]), np.concatenate([y, bank.y]), np.concatenate([weight, bank.weight])
-    card = _logistic(x, (y > 0).astype(int), weight, hyper)
+        kept = np.concatenate([kept, np.ones(len(bank.y), dtype=bool)])
+    card = _logistic(x, (y > 0).astype(int), weight, hyper, kept)
     pos = y > 0
-    kinds = _logistic(x[pos], y[pos] - 1, weight[pos], TYPE_HYPER)
+    kinds = _logistic(x[pos], y[pos] - 1, weight[pos], TYPE_HYPER, kept[pos])
     type_w = np.zeros((x.shape[1], len(TYPES)), dtype=np.float32)
     type_b = np.full(len(TYPES), -30.0, dtype=np.float32)
     coef = kinds.coef_ if len(kinds.classes_) > 2 else np.vstack([-kinds.coef_, kinds.coef_])
@@ -309,9 +314,11 @@ def out_of_fold_p(x: np.ndarray, y: np.ndarray, weight: np.ndarray, groups: np.n
     for k in range(INNER_FOLDS):
         inside = fold != k
         xi, yi, wi = x[inside], y[inside], weight[inside]
+        kept = np.zeros(len(yi), dtype=bool)
         if extra is not None:
             xi, yi, wi = np.vstack([xi, extra.x]), np.concatenate([yi, extra.y]), np.concatenate([wi, extra.weight])
-        card = _logistic(xi, (yi > 0).astype(int), wi, hyper)
+            kept = np.concatenate([kept, np.ones(len(extra.y), dtype=bool)])
+        card = _logistic(xi, (yi > 0).astype(int), wi, hyper, kept)
         p[~inside] = card.predict_proba(x[~inside])[:, 1]
     return p
 
