@@ -45,3 +45,41 @@ def test_a_move_and_a_new_job_still_replace_the_old_ones(real_embedder: Embedder
         "big news, we finally moved into our new flat in bristol at the weekend", "Congratulations!"])
     assert "c-job001" in _replaced(real_embedder, [
         "handed in my notice, i start as a driving instructor next month", "Exciting!"])
+
+
+def test_a_strong_home_sentence_told_of_someone_else_replaces_nothing() -> None:
+    """Stop 34 (s-owner2): on a spent profile set "the user's mate's relocating to coimbra ..."
+    read strongly enough as a home to take the user's line. The same candidate told of the user
+    replaces it; told of someone else, it is written beside it. (The scores are set here: the
+    mechanics, not the model.)"""
+    import numpy as np
+    from memfs.agent.dream.extract_semantic import Cand
+    from memfs.agent.dream.extract_semantic import _replaced as replaced
+    from memfs.agent.dream.prototypes import Thresholds
+
+    home = _active()[0]
+    msg = Message("s-1", 0, "user", "-", SAID)
+
+    def cand(own: bool) -> Cand:
+        return Cand("home", "fact", "-", msg, 0.65, np.zeros(3, dtype=np.float32), slot=0.6, lead=0.2, own=own)
+
+    sims = np.array([0.2])
+    single = frozenset({"name", "pronouns", "job", "home", "partner"})
+    assert replaced(cand(True), [home], sims, ["home"], Thresholds(), set(), single) is home
+    assert replaced(cand(False), [home], sims, ["home"], Thresholds(), set(), single) is None
+
+
+def test_whose_sentence_it_is() -> None:
+    """New sentences: a change told of one of the user's people, or of he / she / a named person,
+    is theirs; the user's own, with or without the "I", is the user's."""
+    from memfs.agent.dream.cardtext import told_of_someone_else
+
+    others = ["oh and my flatmate's relocating to lisbon in the spring lol",
+              "update: my sister's started as a driving instructor",
+              "my parents moved to spain for the sun", "she got a job at the bank",
+              "Tomasz's moved out to the coast"]
+    users = ["moved into a new flat in bristol at the weekend, boxes everywhere",
+             "we finally moved to norwich", "Started at the zoo today", "i'm a milliner now",
+             "my new flat is tiny but mine", "Sam and I moved to hull"]
+    assert [s for s in others if not told_of_someone_else(s)] == []
+    assert [s for s in users if told_of_someone_else(s)] == []

@@ -170,6 +170,27 @@ _KIN = re.compile(r"^\W*(?:\w+\s+){0,3}?my\s+(?:\w+\s+)?(mum|mom|mother|dad|fath
                   r"boyfriend|friend|best friend)\b", re.IGNORECASE)
 
 
+_OPENERS = r"^\W*(?:(?:so|oh|and|but|also|anyway|yeah|ok|okay|btw|well|honestly|update|lol|omg|right|news)[,!.:]*\s+)*"
+_PEOPLE = (r"mum|mom|mother|dad|father|sister|brother|gran|grandma|grandad|grandpa|nan|aunt|uncle|cousin|son|"
+           r"daughter|wife|husband|partner|girlfriend|boyfriend|friend|best friend|mate|flatmate|housemate|"
+           r"roommate|neighbour|neighbor|boss|colleague|niece|nephew|fianc[eé]e?|landlord|landlady|parents|folks|"
+           r"kids|children|in-laws|grandparents|auntie|stepmum|stepmom|stepdad|bestie|bf|gf|hubby|missus|ex")
+_OTHERS_SUBJECT = re.compile(
+    _OPENERS + r"(?:(?:my|our)\s+(?:\w+\s+)?\w+'s\b"  # my mate's ..., my best friend's ...
+    r"|(?:my|our)\s+(?:\w+\s+)?(?:" + _PEOPLE + r")\b(?!')"  # my sister just moved ...
+    r"|(?:he|she|they|he's|she's|they're|hes|shes|theyre)\b"
+    r"|(?-i:(?!I'|I\b)[A-Z][a-z]+)'s\s)", re.IGNORECASE)  # Florentyna's packed in ...
+
+
+def told_of_someone_else(sentence: str) -> bool:
+    """Is the sentence told of someone else: after chat's openers ("oh and", "update:") its
+    subject is one of the user's people or their things ("my mate's relocating ...", "my sister
+    just moved ..."), he / she / they, or a name with 's ("Florentyna's packed in ..."; a bare
+    capital at the start is only the start of a sentence)? A sentence with no subject ("moved to
+    leeds last week") is the user's: chat drops the "I"."""
+    return _OTHERS_SUBJECT.search(sentence) is not None and not _USER_SUBJECT.search(sentence)
+
+
 def names_kin(sentence: str) -> bool:
     """Does the sentence open on one of the user's people ("my dad got diagnosed ...", "so my
     flatmate ...")? Then what it states is theirs."""

@@ -35,6 +35,7 @@ from memfs.agent.dream.cardtext import (
     names_kin,
     someone_else_acts,
     speaks_of_user,
+    told_of_someone_else,
     write_body,
 )
 from memfs.agent.dream.dates import DateHit, find_date, looks_past
@@ -93,6 +94,10 @@ class Cand:
     lead: float = 1.0
     """... and how far it beats its best other slot: a single-valued slot is replaced only by a
     sentence that clearly reads as it (``Thresholds.single``, ``single_margin``)."""
+    own: bool = True
+    """Is the sentence the user's, not told of someone else (``cardtext.told_of_someone_else``)?
+    Only then may it replace the user's name, pronouns, job or home whatever the similarity:
+    "my mate's relocating to coimbra" reads as a home, but not the user's (stop 34, s-owner2)."""
 
 
 class SemanticExtractor:
@@ -198,7 +203,8 @@ def _candidates(units: Sequence[Unit], vecs: np.ndarray, protos: Prototypes, act
         cands.append(Cand(cls.name, cls.type, write_body(text, None, unit.context), unit.msg, cls.salience, vec,
                           entities=_entities(unit), turns={unit.msg.turn},
                           valid_from=day if cls.type == "event" else None,
-                          slot=scores[cls.name], lead=scores.lead(cls.name)))
+                          slot=scores[cls.name], lead=scores.lead(cls.name),
+                          own=not told_of_someone_else(unit.sentence)))
     return cands, closes
 
 
@@ -314,7 +320,9 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
     ("we moved to Norwich" makes "lives in Sheffield" untrue, at cosine 0.40), so the sentence
     must clearly read as that slot: the slot is the argmax of the prototype scores, and small
     talk whose best score is weak took the user's home, job, partner and pronouns that way
-    (stop 32)."""
+    (stop 32). And, but for the partner (whose changes are told with the partner as subject), it
+    must not be told of someone else: "the user's mate's relocating to coimbra" took the user's
+    home (stop 34)."""
     best: tuple[float, Card] | None = None
     for i, card in enumerate(active):
         if card.id in used:
@@ -322,7 +330,7 @@ def _replaced(c: Cand, active: Sequence[Card], sims: np.ndarray, classes: Sequen
         same_slot = classes[i] == c.cls or (classes[i] in TASTES and c.cls in TASTES)
         if c.cls == "plan":
             same_slot = card.type == "plan" and card.expires != c.expires
-        single = same_slot and c.cls in single_slots and card.type == c.type \
+        single = same_slot and c.cls in single_slots and card.type == c.type and (c.own or c.cls == "partner") \
             and c.slot >= th.single and c.lead >= th.single_margin
         wins = single or (same_slot and float(sims[i]) >= th.supersede)
         if wins and (best is None or float(sims[i]) > best[0]):

@@ -40,6 +40,7 @@ from memfs.agent.dream.cardtext import (
     names_kin,
     someone_else_acts,
     speaks_of_user,
+    told_of_someone_else,
     users_own,
     write_body,
 )
@@ -371,7 +372,7 @@ class LearnedExtractor(SemanticExtractor):
         slot, lead = (unit.scores[cls], unit.scores.lead(cls)) if unit.scores is not None else (1.0, 1.0)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
-                    slot=slot, lead=lead)
+                    slot=slot, lead=lead, own=not told_of_someone_else(sentence))
 
 
 def one_episode(sentence: str, day: dt.date, hit: DateHit | None) -> bool:
