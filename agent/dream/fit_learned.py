@@ -225,8 +225,7 @@ def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
     window; every sentence ``none`` except the one of a standing fact's message closest to its
     gist, a card of the slot's type. The fact message's other sentences are left out (a story
     around the fact is neither chat nor the fact). A line said again (the bank repeats) counts once."""
-    from memfs.agent.evals.constraints import history_with
-    from memfs.agent.evals.profile import groups_of, load_set
+    from memfs.agent.evals.profile import chat_of, groups_of, load_set
 
     protos = load_prototypes(embedder)
     xs: list[np.ndarray] = []
@@ -236,9 +235,7 @@ def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
         data = load_set(split)
         for n, group in enumerate(groups_of(data.standing)):
             facts = {f.said: f for f in group}
-            history = history_with([(f.said, f.reply) for f in group], BANK_MESSAGES, seed=11 + n,
-                                   bank=data.bank, repeated=data.repeated, replies=data.replies)
-            for sid, msgs in history:
+            for sid, msgs in chat_of(data, group, BANK_MESSAGES, seed=11 + n):
                 window = [ev.EvalMessage(sid, i, m["role"], m["content"], m["ts"]) for i, m in enumerate(msgs)]
                 rows = rows_of(window, _units(window))
                 keep = [i for i, r in enumerate(rows) if r.msg.content in facts or r.sentence not in seen]

@@ -134,6 +134,19 @@ def groups_of(standing: tuple[Standing, ...], size: int = PER_PAIR) -> list[list
     return [g for g in groups if g]
 
 
+def chat_of(data: ProfileSet, group: list[Standing], n_messages: int,
+            seed: int | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The history the eval replays for one pair: ``n_messages`` of the set's chat with each of
+    ``group``'s facts said once. ``seed``: another sample of the same chat (the fits that read a
+    set's chat, ``requests.fit`` and ``fit_learned.bank_rows``, draw their own); by default the
+    eval's."""
+    from memfs.agent.evals.constraints import history_with
+
+    said = [(f.said, f.reply) for f in group]
+    more: dict[str, Any] = {} if seed is None else {"seed": seed}
+    return history_with(said, n_messages, bank=data.bank, repeated=data.repeated, replies=data.replies, **more)
+
+
 @dataclass
 class DreamPoint:
     """The summary after one dream."""
@@ -257,7 +270,6 @@ def run_set(data: ProfileSet, n_messages: int, *, home: Path | None = None, embe
     """``run_profile`` on a loaded set; ``pairs``: only the first so many pairs (a quick run)."""
     from memfs.agent.dream.summary import SUMMARY_MAX_CHARS
     from memfs.agent.evals.constraint_dream import replay_history
-    from memfs.agent.evals.constraints import history_with
     from memfs.agent.services import wired_store
 
     split = data.split
@@ -271,8 +283,7 @@ def run_set(data: ProfileSet, n_messages: int, *, home: Path | None = None, embe
         store = wired_store(folder, embedder=model)
         for n, group in enumerate(groups):
             pair = store.pair("eval", f"profile-{n + 1}")
-            history = history_with([(f.said, f.reply) for f in group], n_messages, bank=data.bank,
-                                   repeated=data.repeated, replies=data.replies)
+            history = chat_of(data, group, n_messages)
             with report.timings.phase("history+dreams"):
                 said = replay_history(pair, history, {f.id: f.said for f in group})
             with report.timings.phase("read dreams"):

@@ -42,11 +42,10 @@ from memfs.agent.evals.constraints import (
     REPEATED,
     bank_of,
     build_history,
-    history_with,
     load_probes,
 )
+from memfs.agent.evals.profile import chat_of, load_set
 from memfs.agent.evals.profile import groups_of as profile_groups
-from memfs.agent.evals.profile import load_set
 from memfs.agent.requests.model import CLASSES, DATA_PATH, RequestModel, best_domain, features
 
 from memfs.embed import Embedder
@@ -100,9 +99,7 @@ def examples(leave_out: Sequence[str] = ()) -> list[Example]:
     for split in PROFILE_SPENT:
         data = load_set(split)
         for n, group in enumerate(profile_groups(data.standing)):
-            history = history_with([(f.said, f.reply) for f in group], 400, seed=11 + n,
-                                   bank=data.bank, repeated=data.repeated, replies=data.replies)
-            out += _chat(history, [], data.repeated, f"profile-{split}", seen)
+            out += _chat(chat_of(data, group, 400, seed=11 + n), [], data.repeated, f"profile-{split}", seen)
     return out
 
 
