@@ -9,6 +9,7 @@ one; the held-out windows' counts are pooled. Blind splits are never read.
     python bench/extract_loso.py --extractor shipped   # round two's: thresholds re-calibrated per fold
     python bench/extract_loso.py --extractor learned   # the learned extractor, refitted per fold
     python bench/extract_loso.py --extractor learned+rules   # ... fronted by the strict phrase rules
+    python bench/extract_loso.py --extractor learned+rules --bank   # ... fit as the shipped file is (stop 34)
     python bench/extract_loso.py --extractor verified   # learned+rules without, then with, the verifier
 
 Prints one row per held-out split, the pooled line, and the pooled line over the splits no
@@ -242,7 +243,7 @@ def main(argv: Sequence[str]) -> int:
     elif name in ("learned", "learned+rules"):
         from memfs.agent.dream.fit_learned import fitter
 
-        scored = loso(windows, fitter(embedder, rules=name == "learned+rules"))
+        scored = loso(windows, fitter(embedder, rules=name == "learned+rules", bank="--bank" in argv))
     else:
         raise SystemExit("--extractor: shipped, learned, learned+rules, verified, polarity or gate")
     embedder.save()
