@@ -10,6 +10,7 @@ one; the held-out windows' counts are pooled. Blind splits are never read.
     python bench/extract_loso.py --extractor learned   # the learned extractor, refitted per fold
     python bench/extract_loso.py --extractor learned+rules   # ... fronted by the strict phrase rules
     python bench/extract_loso.py --extractor learned+rules --bank   # ... fit as the shipped file is (stop 34)
+    python bench/extract_loso.py --extractor learned+rules --bank --linear   # ... the card regression before stop 35
     python bench/extract_loso.py --extractor verified   # learned+rules without, then with, the verifier
 
 Prints one row per held-out split, the pooled line, and the pooled line over the splits no
@@ -243,7 +244,8 @@ def main(argv: Sequence[str]) -> int:
     elif name in ("learned", "learned+rules"):
         from memfs.agent.dream.fit_learned import fitter
 
-        scored = loso(windows, fitter(embedder, rules=name == "learned+rules", bank="--bank" in argv))
+        scored = loso(windows, fitter(embedder, rules=name == "learned+rules", bank="--bank" in argv,
+                                      linear="--linear" in argv))
     else:
         raise SystemExit("--extractor: shipped, learned, learned+rules, verified, polarity or gate")
     embedder.save()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,10 @@ class Hyper:
     l2: float = L2
     forbidden_weight: float = FORBIDDEN_WEIGHT
     balanced: bool = True
+    hidden: int = 0
+    """Units of the card decision's hidden layer (``MLP``); 0, a logistic regression (``l2``)."""
+    alpha: float = 0.0
+    """The hidden network's L2 penalty (scikit-learn's ``MLPClassifier(alpha=...)``)."""
 
 
 SHIPPED = Hyper()
@@ -95,11 +99,19 @@ GRID: tuple[Hyper, ...] = (Hyper(1.0, 1.5, False), Hyper(1.0, 1.5, True), Hyper(
 the five whose per-fold choice ``bench/extract_curve.py --variants hyper`` estimates. On the 119
 dev windows of stop 25 it chose C 1, forbidden 3, unbalanced, threshold 0.45 (BENCHMARKS.md,
 stop 25)."""
-SHIPPED_GRID: tuple[Hyper, ...] = (SHIPPED,)
+LINEAR_GRID: tuple[Hyper, ...] = (SHIPPED,)
+"""The card regression before stop 35 (``--linear``). The stop-25 refit chosen from ``GRID`` raised
+the LOSO estimate but carded fewer standing facts through the dreams (dev2 profile 13 -> 9 of 24) and
+was not shipped; ``--grid`` fits it."""
+MLP = Hyper(hidden=32, alpha=10.0)
+"""The card decision of stop 35 (x-mlp): one hidden layer of 32 ReLU units, alpha 10, forbidden 3,
+class-balanced; chosen from ``MLP_GRID`` by the inner CV on the 84 windows and the twelve banks
+(BENCHMARKS.md, stop 35, x-mlp)."""
+MLP_GRID: tuple[Hyper, ...] = (Hyper(hidden=32, alpha=1.0), MLP, Hyper(hidden=64, alpha=3.0))
+"""The networks ``--mlp-grid`` chooses among by the inner cross-validation."""
+SHIPPED_GRID: tuple[Hyper, ...] = (MLP,)
 """What ``fit`` and ``python -m memfs.agent.dream.fit_learned`` search by default: the shipped setting
-alone (the threshold still by the inner CV). The stop-25 refit chosen from ``GRID`` raised the LOSO
-estimate but carded fewer standing facts through the dreams (dev2 profile 13 -> 9 of 24) and was not
-shipped; ``--grid`` fits it."""
+alone (the threshold still by the inner CV unless one is given)."""
 
 
 TYPE_HYPER = SHIPPED
@@ -203,6 +215,9 @@ against main's 34); at 3, 46 (BENCHMARKS.md, stop 34, x-bank)."""
 BANK_THRESHOLD = 0.70
 """The shipped card threshold, chosen on dev at stop 34 (x-bank2) among 0.65-0.75: with the banks
 in the fit the inner CV's choice moves with them (0.65-0.75) and cost recall on dev at 0.75."""
+MLP_THRESHOLD = 0.75
+"""The card threshold of ``MLP`` (stop 35): its network's probabilities sit elsewhere than the
+regression's, so ``BANK_THRESHOLD`` does not carry over (BENCHMARKS.md, stop 35, x-mlp)."""
 SLOT_TYPE = {"name": "fact", "pronouns": "fact", "work": "fact", "home": "fact", "health": "fact",
              "diet": "fact", "family": "relationship", "partner": "relationship", "pet": "relationship",
              "boundary": "boundary", "cares": "preference"}
@@ -275,6 +290,32 @@ def _logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray, hyper: Hyper = S
         x, y, sample_weight=reweighted(weight, hyper, kept))
 
 
+MLP_SEED = 0
+"""The network's initial weights and batch order (so a refit reproduces the shipped file)."""
+
+
+def _card_fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, hyper: Hyper = SHIPPED,
+              kept: np.ndarray | None = None) -> Model:
+    """The card-or-not decision alone (``Model``'s ``card`` and ``hidden`` parts, no types): the
+    logistic regression, or with ``hyper.hidden`` a network of one ReLU layer on standardised
+    inputs, class-balanced through the sample weights (``MLPClassifier`` has no ``class_weight``),
+    the standardisation folded into the first layer's weights."""
+    none = np.zeros((x.shape[1], len(TYPES)), dtype=np.float32), np.zeros(len(TYPES), dtype=np.float32)
+    if not hyper.hidden:
+        card = _logistic(x, y, weight, hyper, kept)
+        return Model(card.coef_[0], float(card.intercept_[0]), *none, 0.5)
+    from sklearn.neural_network import MLPClassifier
+
+    w = reweighted(weight, hyper, kept)
+    if hyper.balanced:
+        w = w * (len(y) / (2.0 * np.bincount(y, minlength=2)))[y]
+    mu, sd = x.mean(axis=0), x.std(axis=0) + 1e-6
+    net = MLPClassifier((hyper.hidden,), alpha=hyper.alpha, max_iter=300, random_state=MLP_SEED).fit(
+        (x - mu) / sd, y, sample_weight=w)
+    first, out = net.coefs_[0] / sd[:, None], net.coefs_[1][:, 0]
+    return Model(out, float(net.intercepts_[1][0]), *none, 0.5, first, net.intercepts_[0] - (mu / sd) @ net.coefs_[0])
+
+
 def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float, hyper: Hyper = SHIPPED,
               bank: Bank | None = None) -> Model:
     """The card-or-not regression on every sentence (``hyper``), the type regression on the cards
@@ -283,7 +324,7 @@ def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float
     if bank is not None and len(bank.y):
         x, y, weight = np.vstack([x, bank.x]), np.concatenate([y, bank.y]), np.concatenate([weight, bank.weight])
         kept = np.concatenate([kept, np.ones(len(bank.y), dtype=bool)])
-    card = _logistic(x, (y > 0).astype(int), weight, hyper, kept)
+    card = _card_fit(x, (y > 0).astype(int), weight, hyper, kept)
     pos = y > 0
     kinds = _logistic(x[pos], y[pos] - 1, weight[pos], TYPE_HYPER, kept[pos])
     type_w = np.zeros((x.shape[1], len(TYPES)), dtype=np.float32)
@@ -292,7 +333,10 @@ def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float
     intercept = kinds.intercept_ if len(kinds.classes_) > 2 else np.array([-kinds.intercept_[0], kinds.intercept_[0]])
     for j, k in enumerate(kinds.classes_):
         type_w[:, int(k)], type_b[int(k)] = coef[j], intercept[j]
-    return Model(card.coef_[0].astype(np.float32), float(card.intercept_[0]), type_w, type_b, threshold)
+    hidden = {} if card.hidden_w is None or card.hidden_b is None else {
+        "hidden_w": card.hidden_w.astype(np.float32), "hidden_b": card.hidden_b.astype(np.float32)}
+    return replace(card, card_w=card.card_w.astype(np.float32), type_w=type_w, type_b=type_b, threshold=threshold,
+                   **hidden)
 
 
 def _f_beta(p: np.ndarray, y: np.ndarray, threshold: float) -> float:
@@ -318,8 +362,7 @@ def out_of_fold_p(x: np.ndarray, y: np.ndarray, weight: np.ndarray, groups: np.n
         if extra is not None:
             xi, yi, wi = np.vstack([xi, extra.x]), np.concatenate([yi, extra.y]), np.concatenate([wi, extra.weight])
             kept = np.concatenate([kept, np.ones(len(extra.y), dtype=bool)])
-        card = _logistic(xi, (yi > 0).astype(int), wi, hyper, kept)
-        p[~inside] = card.predict_proba(x[~inside])[:, 1]
+        p[~inside] = _card_fit(xi, (yi > 0).astype(int), wi, hyper, kept).card(x[~inside])
     return p
 
 
@@ -351,20 +394,25 @@ def fit(windows: Sequence[ev.EvalWindow], embedder: Embedder, inner: bool = True
     """The model fitted on ``windows`` (and ``bank``'s rows); the hyperparameters (of ``grid``)
     and, unless ``threshold`` is given, the threshold from an inner cross-validation when ``inner``."""
     x, y, weight, groups = training_set(windows, embedder)
+    if threshold is not None and len(grid) == 1:
+        inner = False  # nothing left for the inner CV to choose
     hyper, chosen, _ = choose(x, y, weight, groups, grid, bank) if inner else (grid[0], 0.6, 0.0)
     return fit_model(x, y, weight, chosen if threshold is None else threshold, hyper, bank)
 
 
-def fitter(embedder: Embedder, rules: bool = False,
-           bank: bool = False) -> Callable[[Sequence[ev.EvalWindow]], ev.Extractor]:
+def fitter(embedder: Embedder, rules: bool = False, bank: bool = False,
+           linear: bool = False) -> Callable[[Sequence[ev.EvalWindow]], ev.Extractor]:
     """For ``bench/extract_loso.py``: fit on the training splits, return the extractor (with
     ``rules``, the strict phrase rules in front of it, as ``OfflineExtractor`` combines them).
     With ``bank``, as the shipped file is fit: the spent profile sets' chat beside the windows
-    and the threshold ``BANK_THRESHOLD``."""
+    and the shipped threshold (``MLP_THRESHOLD``; with ``linear``, the regression before stop 35
+    and ``BANK_THRESHOLD``)."""
     rows = bank_rows(embedder) if bank else None
+    grid = LINEAR_GRID if linear else SHIPPED_GRID
 
     def fit_and_make(windows: Sequence[ev.EvalWindow]) -> ev.Extractor:
-        model = fit(windows, embedder, bank=rows, threshold=BANK_THRESHOLD if bank else None)
+        threshold = (BANK_THRESHOLD if linear else MLP_THRESHOLD) if bank else None
+        model = fit(windows, embedder, grid=grid, bank=rows, threshold=threshold)
         learned = LearnedExtractor(embedder, model)
         return with_rules(learned) if rules else learned
 

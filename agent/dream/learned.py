@@ -178,17 +178,25 @@ def features(rows: Sequence[Row], embedder: Embedder, protos: Prototypes) -> np.
 
 @dataclass(frozen=True)
 class Model:
-    """Two logistic regressions over ``features``: is this sentence a card (``card_*``), and of
-    which type (``type_*``, multinomial over ``TYPES``); ``threshold`` is the card probability
-    a sentence must reach."""
+    """Is this sentence a card (``card_*``), and of which type (``type_*``, a multinomial logistic
+    regression over ``TYPES``); ``threshold`` is the card probability a sentence must reach.
+
+    The card decision is a logistic regression on ``features`` when ``hidden_w`` is ``None``
+    (the files before stop 35), else a network with one hidden ReLU layer (``hidden_w``,
+    ``hidden_b``, the inputs' standardisation folded in) under the same logistic output
+    (``card_w``, ``card_b``). numpy only: scikit-learn fits it, it never runs at dream time."""
 
     card_w: np.ndarray
     card_b: float
     type_w: np.ndarray
     type_b: np.ndarray
     threshold: float
+    hidden_w: np.ndarray | None = None
+    hidden_b: np.ndarray | None = None
 
     def card(self, x: np.ndarray) -> np.ndarray:
+        if self.hidden_w is not None and self.hidden_b is not None:
+            x = np.maximum(x @ self.hidden_w + self.hidden_b, 0.0)
         return np.asarray(1.0 / (1.0 + np.exp(-(x @ self.card_w + self.card_b))))
 
     def types(self, x: np.ndarray) -> np.ndarray:
@@ -198,17 +206,20 @@ class Model:
         return np.asarray(e / e.sum(axis=1, keepdims=True))
 
     def save(self, path: Path = DATA_PATH) -> None:
+        hidden = ({} if self.hidden_w is None or self.hidden_b is None else
+                  {"hidden_w": self.hidden_w.astype(np.float32), "hidden_b": self.hidden_b.astype(np.float32)})
         np.savez_compressed(path, card_w=self.card_w.astype(np.float32), card_b=np.array(self.card_b),
                             type_w=self.type_w.astype(np.float32), type_b=self.type_b.astype(np.float32),
-                            threshold=np.array(self.threshold), types=np.array(TYPES))
+                            threshold=np.array(self.threshold), types=np.array(TYPES), **hidden)
 
     @classmethod
     def load(cls, path: Path = DATA_PATH) -> Model:
         with np.load(path, allow_pickle=False) as data:
             if tuple(str(t) for t in data["types"]) != TYPES:
                 raise ValueError(f"{path}: fitted for other card types; rerun fit_learned")
+            hidden = (data["hidden_w"], data["hidden_b"]) if "hidden_w" in data.files else (None, None)
             return cls(data["card_w"], float(data["card_b"]), data["type_w"], data["type_b"],
-                       float(data["threshold"]))
+                       float(data["threshold"]), *hidden)
 
 
 _SHIPPED: list[Model] = []
