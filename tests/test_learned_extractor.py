@@ -5,6 +5,7 @@ not in the planted scenario), so these are behaviour checks, not a tuned score."
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import numpy as np
 from memfs.agent.dream import extraction_eval as ev
@@ -12,7 +13,15 @@ from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.devset import dev_windows, never
 from memfs.agent.dream.extract_offline import OfflineExtractor
 from memfs.agent.dream.fit_learned import THRESHOLDS
-from memfs.agent.dream.learned import LearnedExtractor, Row, entities, features, shipped_model
+from memfs.agent.dream.learned import (
+    TYPES,
+    LearnedExtractor,
+    Model,
+    Row,
+    entities,
+    features,
+    shipped_model,
+)
 from memfs.agent.dream.ops import MergeOp, SupersedeOp, WriteOp
 from memfs.agent.dream.prototypes import load_prototypes
 from memfs.agent.evals.planted_data import generate_planted
@@ -39,9 +48,26 @@ def test_the_shipped_weights_fit_the_features(real_embedder: Embedder) -> None:
     said = ["I've worked as a paediatric nurse for six years", "had pasta for lunch, it was fine"]
     rows = [Row(Message("s-1", i, "user", t, ts), t, "", "So, tell me about yourself.") for i, t in enumerate(said)]
     x = features(rows, real_embedder, load_prototypes(real_embedder))
-    assert x.shape[1] == model.card_w.shape[0] == model.type_w.shape[0]
+    first = model.hidden_w if model.hidden_w is not None else model.card_w
+    assert x.shape[1] == first.shape[0] == model.type_w.shape[0]
     job, lunch = model.card(x)
     assert min(THRESHOLDS) <= model.threshold < 1 and job > model.threshold > lunch, (job, lunch)
+
+
+def test_the_card_network_round_trips_and_a_regression_file_still_loads(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    types = np.zeros((4, len(TYPES)), dtype=np.float32), np.zeros(len(TYPES), dtype=np.float32)
+    net = Model(rng.normal(size=3).astype(np.float32), 0.2, *types, 0.7,
+                rng.normal(size=(4, 3)).astype(np.float32), rng.normal(size=3).astype(np.float32))
+    net.save(tmp_path / "net.npz")
+    back = Model.load(tmp_path / "net.npz")
+    h = np.maximum(x @ net.hidden_w + net.hidden_b, 0.0)  # type: ignore[operator]
+    assert np.allclose(back.card(x), 1 / (1 + np.exp(-(h @ net.card_w + 0.2))))
+    linear = Model(rng.normal(size=4).astype(np.float32), -0.1, *types, 0.7)
+    linear.save(tmp_path / "linear.npz")
+    back = Model.load(tmp_path / "linear.npz")
+    assert back.hidden_w is None and np.allclose(back.card(x), 1 / (1 + np.exp(-(x @ linear.card_w - 0.1))))
 
 
 def _window(lines: list[str]) -> list[Message]:

@@ -546,12 +546,15 @@ class _Memo:
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    """Refit ``data/learned.npz`` (the shipped setting; with ``--grid``, the one of ``GRID`` the
-    inner CV prefers); with ``--verifier``, also fit and write ``data/verifier.npz``
-    (which switches the verifier on: off by default, see BENCHMARKS.md, issue 13's seventh round).
+    """Refit ``data/learned.npz`` (the shipped setting, ``MLP``; with ``--mlp-grid``, the network of
+    ``MLP_GRID`` the inner CV prefers; with ``--linear``, the regression before stop 35, and with
+    ``--grid``, the regression of ``GRID`` the inner CV prefers); with ``--verifier``, also fit and
+    write ``data/verifier.npz`` (which switches the verifier on: off by default, see BENCHMARKS.md,
+    issue 13's seventh round).
 
-    The threshold is ``BANK_THRESHOLD`` (``--threshold T`` for another, ``--cv-threshold`` for the
-    inner CV's choice), so a plain run rewrites the shipped file; ``--bank-leave a,b`` leaves those profile sets' banks out (a dev fit, to
+    The threshold is ``MLP_THRESHOLD`` (``BANK_THRESHOLD`` with ``--linear`` or ``--grid``;
+    ``--threshold T`` for another, ``--cv-threshold`` for the inner CV's choice), so a plain run
+    rewrites the shipped file; ``--bank-leave a,b`` leaves those profile sets' banks out (a dev fit, to
     measure on them); ``--bank-weight W`` the chat's weight; ``--out PATH`` writes elsewhere."""
     from memfs.agent.dream.devset import dev_windows
 
@@ -564,9 +567,11 @@ def main(argv: Sequence[str] = ()) -> int:
     leave = set(_value(args, "--bank-leave", "").split(",")) - {""}
     bank = bank_rows(embedder, [s for s in BANK_SPLITS if s not in leave],
                      float(_value(args, "--bank-weight", str(BANK_WEIGHT))))
-    hyper, threshold, f_half = choose(x, y, weight, groups, GRID if "--grid" in args else SHIPPED_GRID, bank)
-    if "--cv-threshold" not in args:  # the dev choice of stop 34 (x-bank2), not the inner CV's
-        threshold = float(_value(args, "--threshold", str(BANK_THRESHOLD)))
+    linear = "--linear" in args or "--grid" in args
+    grid = GRID if "--grid" in args else LINEAR_GRID if linear else MLP_GRID if "--mlp-grid" in args else SHIPPED_GRID
+    hyper, threshold, f_half = choose(x, y, weight, groups, grid, bank)
+    if "--cv-threshold" not in args:  # chosen on dev (x-bank2's way), not the inner CV's
+        threshold = float(_value(args, "--threshold", str(BANK_THRESHOLD if linear else MLP_THRESHOLD)))
     model = fit_model(x, y, weight, threshold, hyper, bank)
     model.save(Path(_value(args, "--out", str(DATA_PATH))))
     print(f"bank: {len(bank.y)} rows ({int((bank.y > 0).sum())} standing facts) from "

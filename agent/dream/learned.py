@@ -3,7 +3,8 @@
 Round one and two scored user sentences against hand-written prototypes with hand-tuned
 thresholds, in front of ~1,670 phrase rules; both were fitted to the splits they were scored
 on and did not carry over to fresh text (blind8: P 0.75, R 0.35). Here the decision "is this
-sentence a card, and of which type" is a multinomial logistic regression, fitted
+sentence a card" is a small neural network (one hidden layer; a logistic regression before stop
+35) and "of which type" a multinomial logistic regression, both fitted
 (``fit_learned.py``) on the labelled dev windows of the extraction set and the chat of the spent
 profile sets (so that chat is not carded as who the user is), over features that do not depend on
 wording:
