@@ -11,6 +11,7 @@ one; the held-out windows' counts are pooled. Blind splits are never read.
     python bench/extract_loso.py --extractor learned+rules   # ... fronted by the strict phrase rules
     python bench/extract_loso.py --extractor learned+rules --bank   # ... fit as the shipped file is (stop 34)
     python bench/extract_loso.py --extractor learned+rules --bank --linear   # ... the card regression before stop 35
+    python bench/extract_loso.py --extractor learned+rules --bank --thresholds 0.75,0.85   # one fit per fold, each threshold
     python bench/extract_loso.py --extractor verified   # learned+rules without, then with, the verifier
 
 Prints one row per held-out split, the pooled line, and the pooled line over the splits no
@@ -117,6 +118,28 @@ def loso_gate(windows: Sequence[ev.EvalWindow], embedder: Embedder) -> dict[str,
         held = [w for w in windows if w.split == split]
         for g, gates in GATES.items():
             out[g] += ev.score_extraction(with_rules(LearnedExtractor(embedder, model, gates=gates)), held).windows
+    return out
+
+
+def loso_thresholds(windows: Sequence[ev.EvalWindow], embedder: Embedder, thresholds: Sequence[float],
+                    linear: bool = False) -> dict[float, list[ev.WindowScore]]:
+    """learned+rules fit as the shipped file is (the banks beside the windows) per held-out split,
+    scored at each card threshold of ``thresholds``: the model fitted once per fold, so every
+    threshold is scored by the same models in the same run."""
+    from dataclasses import replace
+
+    from memfs.agent.dream.fit_learned import LINEAR_GRID, SHIPPED_GRID, bank_rows, fit, with_rules
+    from memfs.agent.dream.learned import LearnedExtractor
+
+    rows = bank_rows(embedder)
+    out: dict[float, list[ev.WindowScore]] = {t: [] for t in thresholds}
+    for split in dict.fromkeys(w.split for w in windows):
+        model = fit([w for w in windows if w.split != split], embedder, grid=LINEAR_GRID if linear else SHIPPED_GRID,
+                    bank=rows, threshold=thresholds[0])
+        held = [w for w in windows if w.split == split]
+        for t in thresholds:
+            out[t] += ev.score_extraction(with_rules(LearnedExtractor(embedder, replace(model, threshold=t))),
+                                          held).windows
     return out
 
 
@@ -241,6 +264,16 @@ def main(argv: Sequence[str]) -> int:
                 for line in w.false_cards:
                     print(f"  {w.id} FALSE-before {line}")
         print("WITH the gate, margin chosen on the other splits")
+    elif name == "learned+rules" and "--thresholds" in argv:
+        by_threshold = loso_thresholds(windows, embedder, [float(t) for t in _arg(argv, "--thresholds", "").split(",")],
+                                       linear="--linear" in argv)
+        for t, part in by_threshold.items():
+            print(f"THRESHOLD {t}")
+            print("\n".join(format_rows(part)))
+            print(json.dumps({"extractor": f"learned+rules, banks, threshold {t}", "loso": pooled(part),
+                              "untuned": pooled([w for w in part if w.split in UNTUNED])}))
+        scored = next(iter(by_threshold.values()))
+        print(f"THRESHOLD {next(iter(by_threshold))} (again, for the rows below)")
     elif name in ("learned", "learned+rules"):
         from memfs.agent.dream.fit_learned import fitter
 
