@@ -140,6 +140,9 @@ def loso_thresholds(windows: Sequence[ev.EvalWindow], embedder: Embedder, thresh
         for t in thresholds:
             out[t] += ev.score_extraction(with_rules(LearnedExtractor(embedder, replace(model, threshold=t))),
                                           held).windows
+            n = pooled([w for w in out[t] if w.split == split])
+            print(f"  fold {split} threshold {t}: P {n['precision']} R {n['recall']} produced {n['produced']} "
+                  f"reference {n['reference']} false {n['false_cards']}", flush=True)
     return out
 
 
