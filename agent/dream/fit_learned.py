@@ -336,10 +336,9 @@ def fit_model(x: np.ndarray, y: np.ndarray, weight: np.ndarray, threshold: float
     intercept = kinds.intercept_ if len(kinds.classes_) > 2 else np.array([-kinds.intercept_[0], kinds.intercept_[0]])
     for j, k in enumerate(kinds.classes_):
         type_w[:, int(k)], type_b[int(k)] = coef[j], intercept[j]
-    hidden = {} if card.hidden_w is None or card.hidden_b is None else {
-        "hidden_w": card.hidden_w.astype(np.float32), "hidden_b": card.hidden_b.astype(np.float32)}
     return replace(card, card_w=card.card_w.astype(np.float32), type_w=type_w, type_b=type_b, threshold=threshold,
-                   **hidden)
+                   hidden_w=None if card.hidden_w is None else card.hidden_w.astype(np.float32),
+                   hidden_b=None if card.hidden_b is None else card.hidden_b.astype(np.float32))
 
 
 def _f_beta(p: np.ndarray, y: np.ndarray, threshold: float) -> float:

@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 from memfs.agent.dream.cardtext import (
@@ -207,11 +208,12 @@ class Model:
         return np.asarray(e / e.sum(axis=1, keepdims=True))
 
     def save(self, path: Path = DATA_PATH) -> None:
-        hidden = ({} if self.hidden_w is None or self.hidden_b is None else
-                  {"hidden_w": self.hidden_w.astype(np.float32), "hidden_b": self.hidden_b.astype(np.float32)})
-        np.savez_compressed(path, card_w=self.card_w.astype(np.float32), card_b=np.array(self.card_b),
-                            type_w=self.type_w.astype(np.float32), type_b=self.type_b.astype(np.float32),
-                            threshold=np.array(self.threshold), types=np.array(TYPES), **hidden)
+        arrays = {"card_w": self.card_w.astype(np.float32), "card_b": np.array(self.card_b),
+                  "type_w": self.type_w.astype(np.float32), "type_b": self.type_b.astype(np.float32),
+                  "threshold": np.array(self.threshold), "types": np.array(TYPES)}
+        if self.hidden_w is not None and self.hidden_b is not None:
+            arrays |= {"hidden_w": self.hidden_w.astype(np.float32), "hidden_b": self.hidden_b.astype(np.float32)}
+        np.savez_compressed(path, **cast("dict[str, Any]", arrays))
 
     @classmethod
     def load(cls, path: Path = DATA_PATH) -> Model:
