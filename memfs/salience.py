@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -154,6 +155,44 @@ def limit_prototypes(embedder: Embedder) -> tuple[npt.NDArray[np.float32],
         cached = _LIMIT_PROTOTYPES[embedder.name] = (vectors[:len(limits)],
                                                       vectors[len(limits):])
     return cached
+
+
+LIMIT_MODEL_PATH = Path(__file__).parent / "data" / "limit_model.npz"
+"""A logistic regression on the embedding (``w``, ``b``), fit by ``python -m
+memfs.agent.requests.fit_limit`` on the spent constraint splits' limits against chat."""
+NOT_LEARNED = -30.0
+"""``learned_limit`` of a row that is not the user's message (cards, the assistant, the summary)."""
+_LIMIT_MODEL: dict[str, tuple[npt.NDArray[np.float32], float] | None] = {}
+
+
+def limit_model(path: Path | None = None) -> tuple[npt.NDArray[np.float32], float] | None:
+    """(weights, bias) of the learned limit model, loaded once; None when the file is absent
+    or not for a model of this width (every row then gets ``NOT_LEARNED``)."""
+    key = str(path or LIMIT_MODEL_PATH)
+    if key not in _LIMIT_MODEL:
+        try:
+            with np.load(key) as data:
+                _LIMIT_MODEL[key] = (np.asarray(data["w"], dtype=np.float32), float(data["b"]))
+        except (OSError, KeyError, ValueError):
+            _LIMIT_MODEL[key] = None
+    return _LIMIT_MODEL[key]
+
+
+def learned_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],
+                  path: Path | None = None) -> npt.NDArray[np.float32]:
+    """The learned limit model's logit for each of the user's messages (``NOT_LEARNED`` for
+    every other row). The prototype score (``message_limit``) reads a limit by its likeness to
+    ~100 general sentences, and an indirect one ("the kidney clinic keeps me on a tight
+    budget of potassium") ranks below hundreds of chat lines; a regression fit on real limits
+    and real chat ranks most of them among a pair's best 40 (BENCHMARKS.md, stop 35, c-limit).
+    Fixed at write time, like the prototype score."""
+    out = np.full(len(speakers), NOT_LEARNED, dtype=np.float32)
+    model = limit_model(path)
+    rows = [n for n, who in enumerate(speakers) if who == "user"]
+    if model is None or not rows or model[0].shape[0] != np.asarray(vectors).shape[1]:
+        return out
+    out[rows] = np.asarray(vectors, dtype=np.float32)[rows] @ model[0] + model[1]
+    return out
 
 
 def message_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],

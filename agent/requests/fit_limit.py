@@ -1,0 +1,117 @@
+"""Fit the learned limit model (``memfs.salience.learned_limit``) and write ``memfs/data/limit_model.npz``.
+
+    python -m memfs.agent.requests.fit_limit
+
+The constraint search starts from the rows that read as a standing limit. The prototype score
+(``memfs.salience.message_limit``) measures that as closeness to ~100 general sentences, and a
+limit told through its reason ("the kidney clinic has me counting potassium") ranks below
+hundreds of chat lines. This is a logistic regression on the sentence embedding, fit on what the
+spent data says a limit is and is not:
+
+- positives: every constraint of the spent constraint splits (``SPENT``);
+- negatives: their requests and the user turns of their live windows (chat on the same
+  occasion), the user lines of the histories the constraint eval writes (the planted small talk
+  and blind18-20's own banks), and the spent profile sets' chat (``PROFILE_SPENT``) without their
+  standing facts (a diet or health fact there is a limit too, so it is neither).
+
+Reads only spent data, named one by one, so a split registered later (fresh, to be measured
+once) is never read unless it is added here. ``C`` is fixed (``C``), chosen on dev by
+``bench/constraint_limit_oof.py`` (leave one own-bank split out; BENCHMARKS.md, stop 35).
+Rows are class-balanced; lbfgs, the same rows in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from memfs.agent.evals.constraints import bank_of, build_history, load_probes
+from memfs.agent.evals.profile import chat_of, load_set
+from memfs.agent.evals.profile import groups_of as profile_groups
+
+from memfs.embed import Embedder
+from memfs.salience import LIMIT_MODEL_PATH
+
+SPENT = ("test", "dev", "dev2", "dev3", *(f"blind{n}" for n in range(2, 21)))
+"""The constraint splits whose constraints are the positives."""
+OWN_BANKS = ("blind18", "blind19", "blind20")
+"""Spent splits with their own small-talk bank: their histories' user lines are negatives."""
+PROFILE_SPENT = ("dev", "dev2", "blind", *(f"blind{n}" for n in range(2, 13)))
+"""The profile sets whose chat (without the standing facts) is negatives."""
+C = 3.0
+"""scikit-learn's ``C``: on dev, 0.3 / 1 / 3 put 91 / 96 / 103 of blind18-20's 120 limits
+among their pair's best 40 lines out of fold."""
+
+
+def _users(history: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
+    return [m["content"] for _, msgs in history for m in msgs if m["role"] == "user"]
+
+
+def examples(leave_out: Sequence[str] = ()) -> tuple[list[str], list[int], list[str]]:
+    """(texts, labels 1/0, groups) in a fixed order, each text once; ``leave_out``: constraint
+    splits (with their own bank) and profile sets (``profile-<split>``) to hold out."""
+    texts: dict[str, tuple[int, str]] = {}
+
+    def add(lines: Sequence[str], label: int, group: str) -> None:
+        for line in lines:
+            texts.setdefault(line, (label, group))
+
+    for split in SPENT:
+        if split in leave_out:
+            continue
+        probes = load_probes(split)
+        add([p.constraint for p in probes], 1, split)
+        add([p.request for p in probes] + [c for p in probes for role, c in p.before if role == "user"], 0, split)
+        if split == "dev" or split in OWN_BANKS:
+            said = {p.constraint for p in probes}
+            history = build_history(probes[:5], 800, seed=11, bank=bank_of(split) if split != "dev" else None)
+            add([u for u in _users(history) if u not in said], 0, split)
+    for split in PROFILE_SPENT:
+        if f"profile-{split}" in leave_out:
+            continue
+        data = load_set(split)
+        facts = {f.said for f in data.standing}
+        for n, group in enumerate(profile_groups(data.standing)):
+            add([u for u in _users(chat_of(data, group, 400, seed=11 + n)) if u not in facts], 0,
+                f"profile-{split}")
+    return list(texts), [v[0] for v in texts.values()], [v[1] for v in texts.values()]
+
+
+def fit(embedder: Embedder, leave_out: Sequence[str] = (), c: float = C) -> tuple[
+        npt.NDArray[np.float32], float, dict[str, int]]:
+    """(weights, bias, counts) of the regression on ``examples(leave_out)``."""
+    from sklearn.linear_model import LogisticRegression
+
+    texts, labels, _ = examples(leave_out)
+    x = np.asarray(embedder.embed(texts), dtype=np.float32)
+    y = np.array(labels)
+    model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced").fit(x, y)
+    return (model.coef_[0].astype(np.float32), float(model.intercept_[0]),
+            {"limits": int(y.sum()), "not": int((y == 0).sum())})
+
+
+def save(path: Path, w: npt.NDArray[np.float32], b: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, w=w, b=np.float32(b))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    import argparse
+
+    from memfs.embed import default_embedder
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--leave-out", default="", help="splits to hold out (comma-separated)")
+    parser.add_argument("--c", type=float, default=C)
+    parser.add_argument("--out", type=Path, default=LIMIT_MODEL_PATH)
+    args = parser.parse_args(argv)
+    w, b, counts = fit(default_embedder(), [s for s in args.leave_out.split(",") if s], args.c)
+    save(args.out, w, b)
+    print(f"limit model: {counts['limits']} limits, {counts['not']} other lines, C {args.c} -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
