@@ -86,7 +86,9 @@ it measures, to be measured once and never tuned on. ``data/constraint_probes20.
 ``data/constraint_bank20.json`` (35 new topics, 9 of them decoys) were written after blind19 was
 spent, to be measured once and never tuned on; ``data/constraint_probes21.jsonl`` (split
 ``blind21``, the same shape) and ``data/constraint_bank21.json`` (35 new topics, 9 of them
-decoys) after blind20 was spent, likewise.
+decoys) after blind20 was spent, likewise; ``data/constraint_probes22.jsonl`` (split ``blind22``,
+the same shape) and ``data/constraint_bank22.json`` (35 new topics, 9 of them decoys) at stop 35,
+likewise.
 """
 
 from __future__ import annotations

@@ -23,16 +23,18 @@ CONSTRAINT_FILES = {
     "blind19": "data/constraint_probes19.jsonl",
     "blind20": "data/constraint_probes20.jsonl",
     "blind21": "data/constraint_probes21.jsonl",
+    "blind22": "data/constraint_probes22.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-21 the later ones
-(each measured once; blind21, written at stop 34, not yet), dev/dev2/dev3
+"""``memfs eval constraints --split``: test is the first blind set, blind2-22 the later ones
+(each measured once; blind21 and blind22, written at stops 34 and 35, not yet), dev/dev2/dev3
 the tuning sets."""
 
 CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json",
                     "blind19": "data/constraint_bank19.json",
                     "blind20": "data/constraint_bank20.json",
-                    "blind21": "data/constraint_bank21.json"}
+                    "blind21": "data/constraint_bank21.json",
+                    "blind22": "data/constraint_bank22.json"}
 """Constraint splits whose small talk comes from their own bank (the schema of
 ``data/smalltalk.json``) instead of the planted eval's; every other split keeps that bank."""
 
@@ -44,10 +46,11 @@ PROFILE_FILES = {
     "blind7": "data/profile_blind7.json", "blind8": "data/profile_blind8.json",
     "blind9": "data/profile_blind9.json", "blind10": "data/profile_blind10.json",
     "blind11": "data/profile_blind11.json", "blind12": "data/profile_blind12.json",
+    "blind13": "data/profile_blind13.json", "blind14": "data/profile_blind14.json",
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind12 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
 blind7 written at stop 32 and measured once at stop 33; blind8 written and measured once at
 stop 33); blind9 written and measured once at stop 33; blind10 written at stop 33 and
-measured once at stop 34; blind11 and blind12 written and measured once at stop 34; none is
-tuned on."""
+measured once at stop 34; blind11 and blind12 written and measured once at stop 34; blind13
+and blind14 written at stop 35 and not yet measured; none is tuned on."""
