@@ -5,7 +5,8 @@ without that split's probes and bank (``memfs.agent.requests.fit_limit``), and t
 eval (``run_constraints``, memory only) is run on it for each setting of the constraint search,
 in the same process; ``off`` (no learned candidates, no learned term) is main's search. Run:
 
-    python bench/constraint_limit_oof.py --splits blind18,blind19,blind20 --messages 1600,200
+    python bench/constraint_limit_oof.py --splits blind18,blind19,blind20,blind21,blind22 \
+        --settings off,pool40+0.5,domain0.5,domain1,domain2 --messages 1600,200
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import tempfile
 from pathlib import Path
 
 SETTINGS = {
-    "off": {"learned_pool": 0, "learned": 0.0},
-    "pool40": {"learned_pool": 40, "learned": 0.0},
-    "pool40+0.5": {"learned_pool": 40, "learned": 0.5},
-    "pool40+1": {"learned_pool": 40, "learned": 1.0},
-    "pool20+0.5": {"learned_pool": 20, "learned": 0.5},
+    "off": {"learned_pool": 0, "learned": 0.0, "learned_domain": 0.0},
+    "pool40": {"learned_pool": 40, "learned": 0.0, "learned_domain": 0.0},
+    "pool40+0.5": {"learned_pool": 40, "learned": 0.5, "learned_domain": 0.0},
+    "pool40+1": {"learned_pool": 40, "learned": 1.0, "learned_domain": 0.0},
+    "pool20+0.5": {"learned_pool": 20, "learned": 0.5, "learned_domain": 0.0},
+    "domain0.5": {"learned_pool": 40, "learned": 0.5, "learned_domain": 0.5},
+    "domain1": {"learned_pool": 40, "learned": 0.5, "learned_domain": 1.0},
+    "domain2": {"learned_pool": 40, "learned": 0.5, "learned_domain": 2.0},
 }
+"""``pool40+0.5`` is c-limit; ``domain1`` is c-limit2 as shipped."""
 
 
 def main() -> None:
@@ -44,8 +49,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for split in args.splits.split(","):
             path = Path(tmp) / f"limit-{split}.npz"
-            w, b, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C)
-            fit_limit.save(path, w, b)
+            model, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C)
+            model.save(path)
             ms.LIMIT_MODEL_PATH = path
             print(f"{split}: fit without it on {counts}", flush=True)
             for name in args.settings.split(","):

@@ -50,6 +50,7 @@ from memfs.embed_memo import expect_text
 from memfs.index_items import KIND_CODES
 from memfs.pair_index import PairIndex
 from memfs.ranker import eligibility
+from memfs.salience import limit_domains
 from memfs.search_types import Query, SearchHit, effective_status, make_hit
 from memfs.similarity import dot
 
@@ -157,6 +158,12 @@ class ConstraintWeights:
     learned: float = 0.5
     """Times the learned model's probability, in the score: how much a candidate reads as
     a limit to the model fit on real limits and chat."""
+    learned_domain: float = 1.0
+    """Times the learned model's probability that the candidate is a limit of the requested
+    domain (its limit probability x its domain regression's, ``memfs.salience.limit_domains``):
+    the prototype ``domain_limit`` reads a domain by likeness to a few general sentences, and
+    limits the plan's domain finds lost the ranking to other people's limits and chat (stop 35,
+    c-limit2)."""
     reference: int = 160
     """The copies are counted among the candidates best by the limit score, this many
     (twice ``pool``: a copy just outside the pool still counts), so the count costs the
@@ -318,6 +325,9 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
     rest = np.stack([np.delete(per_domain, d, axis=1).max(axis=1) for d in wanted], axis=1)
     scores = (w.domain_limit * mine + w.relative * (mine - rest)
               + (w.request * request + w.limit * limit + w.learned * fitted + standing)[:, None])
+    kinds = limit_domains(index.vectors[rows]) if w.learned_domain else None
+    if kinds is not None:
+        scores = scores + w.learned_domain * fitted[:, None] * kinds[:, wanted]
     in_domain = mine.max(axis=1)
     score = scores.max(axis=1)
     order = _interleave(scores)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -162,20 +163,50 @@ LIMIT_MODEL_PATH = Path(__file__).parent / "data" / "limit_model.npz"
 memfs.agent.requests.fit_limit`` on the spent constraint splits' limits against chat."""
 NOT_LEARNED = -30.0
 """``learned_limit`` of a row that is not the user's message (cards, the assistant, the summary)."""
-_LIMIT_MODEL: dict[str, tuple[npt.NDArray[np.float32], float] | None] = {}
+_LIMIT_MODEL: dict[str, LimitWeights | None] = {}
 
 
-def limit_model(path: Path | None = None) -> tuple[npt.NDArray[np.float32], float] | None:
-    """(weights, bias) of the learned limit model, loaded once; None when the file is absent
-    or not for a model of this width (every row then gets ``NOT_LEARNED``)."""
+@dataclass(frozen=True)
+class LimitWeights:
+    """The learned limit model: is a line a limit (``w``, ``b``), and of which domain, if it
+    is one (``dw``: a row per domain of ``memfs.constraint_domains.DOMAINS``, ``db``; None in
+    a file without them)."""
+
+    w: npt.NDArray[np.float32]
+    b: float
+    dw: npt.NDArray[np.float32] | None = None
+    db: npt.NDArray[np.float32] | None = None
+
+
+def limit_model(path: Path | None = None) -> LimitWeights | None:
+    """The learned limit model, loaded once; None when the file is absent or damaged (every
+    row then gets ``NOT_LEARNED``)."""
     key = str(path or LIMIT_MODEL_PATH)
     if key not in _LIMIT_MODEL:
         try:
             with np.load(key) as data:
-                _LIMIT_MODEL[key] = (np.asarray(data["w"], dtype=np.float32), float(data["b"]))
+                domains = "dw" in data.files and "db" in data.files
+                _LIMIT_MODEL[key] = LimitWeights(
+                    np.asarray(data["w"], dtype=np.float32), float(data["b"]),
+                    np.asarray(data["dw"], dtype=np.float32) if domains else None,
+                    np.asarray(data["db"], dtype=np.float32) if domains else None)
         except (OSError, KeyError, ValueError):
             _LIMIT_MODEL[key] = None
     return _LIMIT_MODEL[key]
+
+
+def limit_domains(vectors: npt.NDArray[np.floating], path: Path | None = None) -> npt.NDArray[np.float32] | None:
+    """Per row of ``vectors``, the learned model's probability of each domain (rows x
+    ``DOMAINS``), were the row a limit; None without the model. Read at query time for the
+    constraint search's candidates only (~120 rows)."""
+    model = limit_model(path)
+    vecs = np.asarray(vectors, dtype=np.float32)
+    if model is None or model.dw is None or model.db is None or model.dw.shape[1] != vecs.shape[1]:
+        return None
+    z = vecs @ model.dw.T + model.db
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float32)
 
 
 def learned_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],
@@ -189,9 +220,9 @@ def learned_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floati
     out = np.full(len(speakers), NOT_LEARNED, dtype=np.float32)
     model = limit_model(path)
     rows = [n for n, who in enumerate(speakers) if who == "user"]
-    if model is None or not rows or model[0].shape[0] != np.asarray(vectors).shape[1]:
+    if model is None or not rows or model.w.shape[0] != np.asarray(vectors).shape[1]:
         return out
-    out[rows] = np.asarray(vectors, dtype=np.float32)[rows] @ model[0] + model[1]
+    out[rows] = np.asarray(vectors, dtype=np.float32)[rows] @ model.w + model.b
     return out
 
 

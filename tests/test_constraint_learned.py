@@ -99,3 +99,17 @@ def test_the_learned_candidates_bring_a_limit_the_prototype_pool_leaves_out(
     with_ = [h.text for h in rank_constraints(index, q, ["place"], ConstraintWeights(pool=3, learned_pool=3))]
     assert LIMITS[2] not in without, without
     assert with_[0] == LIMITS[2], with_
+
+
+@pytest.mark.model
+def test_the_learned_model_names_the_domain_of_a_limit_told_through_its_reason(real_embedder: Embedder) -> None:
+    """Stop 35, c-limit2: the domain regression (``limit_domains``) reads what each limit rules
+    out, not its words: potassium and a midwife's list are food, a heart-rate ceiling an
+    outing, a court's county line a place, a budget the price of a present."""
+    from memfs.constraint_domains import DOMAINS
+    from memfs.salience import limit_domains
+
+    kinds = limit_domains(np.asarray(real_embedder.embed(LIMITS), dtype=np.float32))
+    assert kinds is not None
+    named = [DOMAINS[int(i)] for i in kinds.argmax(axis=1)]
+    assert named == ["food", "activity", "place", "food", "gift"], named
