@@ -1,4 +1,4 @@
-"""Constraint splits blind19 to blind22, each with its own small-talk bank: load-only checks
+"""Constraint splits blind19 to blind23, each with its own small-talk bank: load-only checks
 (no search, no model). One set of checks for all (blind19 and blind20 were two copies of one file).
 
 Each is measured once by the lead and never tuned on, so nothing here runs the eval on them: the
@@ -27,7 +27,8 @@ from tests._banks import (
 
 EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19"),
            "blind21": ("blind18", "blind19", "blind20"),
-           "blind22": ("blind18", "blind19", "blind20", "blind21")}
+           "blind22": ("blind18", "blind19", "blind20", "blind21"),
+           "blind23": ("blind18", "blind19", "blind20", "blind21", "blind22")}
 """Per split, the constraint splits with their own bank written before it."""
 SPLITS = tuple(EARLIER)
 

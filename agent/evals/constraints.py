@@ -88,7 +88,8 @@ spent, to be measured once and never tuned on; ``data/constraint_probes21.jsonl`
 ``blind21``, the same shape) and ``data/constraint_bank21.json`` (35 new topics, 9 of them
 decoys) after blind20 was spent, likewise; ``data/constraint_probes22.jsonl`` (split ``blind22``,
 the same shape) and ``data/constraint_bank22.json`` (35 new topics, 9 of them decoys) at stop 35,
-likewise.
+likewise; ``data/constraint_probes23.jsonl`` (split ``blind23``, the same shape) and
+``data/constraint_bank23.json`` (35 new topics, 9 of them decoys) at stop 35 too, likewise.
 """
 
 from __future__ import annotations
