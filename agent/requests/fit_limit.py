@@ -13,12 +13,13 @@ spent data says a limit is and is not:
   c-limit2);
 - negatives: their requests and the user turns of their live windows (chat on the same
   occasion), the user lines of the histories the constraint eval writes (the planted small talk
-  and blind18-20's own banks), and the spent profile sets' chat (``PROFILE_SPENT``) without their
+  and blind18-22's own banks), and the spent profile sets' chat (``PROFILE_SPENT``) without their
   standing facts (a diet or health fact there is a limit too, so it is neither).
 
 Reads only spent data, named one by one, so a split registered later (fresh, to be measured
-once) is never read unless it is added here. ``C`` is fixed (``C``), chosen on dev by
-``bench/constraint_limit_oof.py`` (leave one own-bank split out; BENCHMARKS.md, stop 35).
+once) is never read unless it is added here. ``C`` is fixed (``C``), chosen on dev: where
+blind18-20's limits rank among their pair's lines, each split's model fit without it
+(BENCHMARKS.md, stop 35, c-limit); the search's weights by ``bench/constraint_limit_oof.py``.
 Rows are class-balanced; lbfgs, the same rows in the same order.
 """
 
