@@ -36,11 +36,11 @@ def main() -> None:
     ap.add_argument("--settings", default=",".join(SETTINGS))
     ap.add_argument("--c", type=float, default=None)
     args = ap.parse_args()
-    import memfs.constraints as mc
-    import memfs.salience as ms
     from memfs.agent.evals.constraints import run_constraints
     from memfs.agent.requests import fit_limit
 
+    import memfs.constraints as mc
+    import memfs.salience as ms
     from memfs.embed import default_embedder
 
     embedder = default_embedder()
