@@ -30,7 +30,7 @@ from memfs.links import TurnLinks
 from memfs.lock import pair_lock
 from memfs.ranking import BM25, tokenize
 from memfs.ranking import grow as _grow
-from memfs.salience import message_limit, message_salience
+from memfs.salience import learned_limit, message_limit, message_salience
 from memfs.similarity import RowMirror, best_similarities, similarities
 from memfs.window_files import Stamp
 
@@ -70,6 +70,10 @@ class PairIndex:
         """Per row, fixed when the row is written: how much it sounds like a standing limit
         of the user's, in any domain (``memfs.salience.message_limit``; ``NOT_LIMIT`` for
         the assistant's messages and the summary). The constraint search's candidates."""
+        self.learned = np.zeros(0, dtype=np.float32)
+        """Per row, fixed when the row is written: the learned limit model's logit for the
+        user's messages (``memfs.salience.learned_limit``); the constraint search's other
+        candidates."""
         self.dupkeys = np.zeros(0, dtype=np.int64)
         """Per row: the message's duplicate key (``memfs.dedupe``), 0 for other rows."""
         self.times = np.zeros(0, dtype=np.float64)
@@ -179,9 +183,11 @@ class PairIndex:
         speakers = [i.role if i.kind == "message" else "card" if i.kind == "card" else None
                     for i in add]
         limit = message_limit(speakers, vectors, salience, self.cached_embedder())
+        learned = learned_limit(speakers, vectors)
         keys = [dup_key(i.role, i.text) if i.kind == "message" else 0 for i in add]
         self.salience = _grow(self.salience, salience)
         self.limit = _grow(self.limit, limit)
+        self.learned = _grow(self.learned, learned)
         self.dupkeys = _grow(self.dupkeys, np.array(keys, dtype=np.int64))
         self.times = _grow(self.times, np.array([i.time for i in add], dtype=np.float64))
         self.groups.append(self.dupkeys, keys, [i.time for i in add])
@@ -205,6 +211,7 @@ class PairIndex:
         self.kinds, self.expires = np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.float64)
         self.salience, self.dupkeys = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
         self.limit = np.zeros(0, dtype=np.float32)
+        self.learned = np.zeros(0, dtype=np.float32)
         self.times = np.zeros(0, dtype=np.float64)
         self.groups, self.links = DupGroups(), TurnLinks()
         self.pieces = Pieces.empty(self.embedder.dim)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -154,6 +156,74 @@ def limit_prototypes(embedder: Embedder) -> tuple[npt.NDArray[np.float32],
         cached = _LIMIT_PROTOTYPES[embedder.name] = (vectors[:len(limits)],
                                                       vectors[len(limits):])
     return cached
+
+
+LIMIT_MODEL_PATH = Path(__file__).parent / "data" / "limit_model.npz"
+"""A logistic regression on the embedding (``w``, ``b``), fit by ``python -m
+memfs.agent.requests.fit_limit`` on the spent constraint splits' limits against chat."""
+NOT_LEARNED = -30.0
+"""``learned_limit`` of a row that is not the user's message (cards, the assistant, the summary)."""
+_LIMIT_MODEL: dict[str, LimitWeights | None] = {}
+
+
+@dataclass(frozen=True)
+class LimitWeights:
+    """The learned limit model: is a line a limit (``w``, ``b``), and of which domain, if it
+    is one (``dw``: a row per domain of ``memfs.constraint_domains.DOMAINS``, ``db``; None in
+    a file without them)."""
+
+    w: npt.NDArray[np.float32]
+    b: float
+    dw: npt.NDArray[np.float32] | None = None
+    db: npt.NDArray[np.float32] | None = None
+
+
+def limit_model(path: Path | None = None) -> LimitWeights | None:
+    """The learned limit model, loaded once; None when the file is absent or damaged (every
+    row then gets ``NOT_LEARNED``)."""
+    key = str(path or LIMIT_MODEL_PATH)
+    if key not in _LIMIT_MODEL:
+        try:
+            with np.load(key) as data:
+                domains = "dw" in data.files and "db" in data.files
+                _LIMIT_MODEL[key] = LimitWeights(
+                    np.asarray(data["w"], dtype=np.float32), float(data["b"]),
+                    np.asarray(data["dw"], dtype=np.float32) if domains else None,
+                    np.asarray(data["db"], dtype=np.float32) if domains else None)
+        except (OSError, KeyError, ValueError):
+            _LIMIT_MODEL[key] = None
+    return _LIMIT_MODEL[key]
+
+
+def limit_domains(vectors: npt.NDArray[np.floating], path: Path | None = None) -> npt.NDArray[np.float32] | None:
+    """Per row of ``vectors``, the learned model's probability of each domain (rows x
+    ``DOMAINS``), were the row a limit; None without the model. Read at query time for the
+    constraint search's candidates only (~120 rows)."""
+    model = limit_model(path)
+    vecs = np.asarray(vectors, dtype=np.float32)
+    if model is None or model.dw is None or model.db is None or model.dw.shape[1] != vecs.shape[1]:
+        return None
+    z = vecs @ model.dw.T + model.db
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return np.asarray(e / e.sum(axis=1, keepdims=True), dtype=np.float32)
+
+
+def learned_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],
+                  path: Path | None = None) -> npt.NDArray[np.float32]:
+    """The learned limit model's logit for each of the user's messages (``NOT_LEARNED`` for
+    every other row). The prototype score (``message_limit``) reads a limit by its likeness to
+    ~100 general sentences, and an indirect one ("the kidney clinic keeps me on a tight
+    budget of potassium") ranks below hundreds of chat lines; a regression fit on real limits
+    and real chat ranks most of them among a pair's best 40 (BENCHMARKS.md, stop 35, c-limit).
+    Fixed at write time, like the prototype score."""
+    out = np.full(len(speakers), NOT_LEARNED, dtype=np.float32)
+    model = limit_model(path)
+    rows = [n for n, who in enumerate(speakers) if who == "user"]
+    if model is None or not rows or model.w.shape[0] != np.asarray(vectors).shape[1]:
+        return out
+    out[rows] = np.asarray(vectors, dtype=np.float32)[rows] @ model.w + model.b
+    return out
 
 
 def message_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],

@@ -1,0 +1,71 @@
+"""The learned limit model out of fold: leave one own-bank constraint split out (stop 35, c-limit).
+
+For each split of ``--splits`` (spent, each with its own small-talk bank), the limit model is fit
+without that split's probes and bank (``memfs.agent.requests.fit_limit``), and the constraint
+eval (``run_constraints``, memory only) is run on it for each setting of the constraint search,
+in the same process; ``off`` (no learned candidates, no learned term) is main's search. Run:
+
+    python bench/constraint_limit_oof.py --splits blind18,blind19,blind20,blind21,blind22 \
+        --settings off,pool40+0.5,domain0.5,domain1,domain2 --messages 1600,200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+SETTINGS = {
+    "off": {"learned_pool": 0, "learned": 0.0, "learned_domain": 0.0},
+    "pool40": {"learned_pool": 40, "learned": 0.0, "learned_domain": 0.0},
+    "pool40+0.5": {"learned_pool": 40, "learned": 0.5, "learned_domain": 0.0},
+    "pool40+1": {"learned_pool": 40, "learned": 1.0, "learned_domain": 0.0},
+    "pool20+0.5": {"learned_pool": 20, "learned": 0.5, "learned_domain": 0.0},
+    "domain0.5": {"learned_pool": 40, "learned": 0.5, "learned_domain": 0.5},
+    "domain1": {"learned_pool": 40, "learned": 0.5, "learned_domain": 1.0},
+    "domain2": {"learned_pool": 40, "learned": 0.5, "learned_domain": 2.0},
+}
+"""``pool40+0.5`` is c-limit; ``domain1`` is c-limit2 as shipped."""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--splits", default="blind18,blind19,blind20")
+    ap.add_argument("--messages", default="1600,200")
+    ap.add_argument("--settings", default=",".join(SETTINGS))
+    ap.add_argument("--c", type=float, default=None)
+    args = ap.parse_args()
+    from memfs.agent.evals.constraints import run_constraints
+    from memfs.agent.requests import fit_limit
+
+    import memfs.constraints as mc
+    import memfs.salience as ms
+    from memfs.embed import default_embedder
+
+    embedder = default_embedder()
+    base = mc.ConstraintWeights
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for split in args.splits.split(","):
+            path = Path(tmp) / f"limit-{split}.npz"
+            model, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C)
+            model.save(path)
+            ms.LIMIT_MODEL_PATH = path
+            print(f"{split}: fit without it on {counts}", flush=True)
+            for name in args.settings.split(","):
+                setting = SETTINGS[name]
+                mc.ConstraintWeights = lambda setting=setting, **kw: base(**{**setting, **kw})  # type: ignore[misc]
+                for n in map(int, args.messages.split(",")):
+                    report = run_constraints(split, n, embedder=embedder)
+                    got = sorted(r.probe.id for r in report.rows if r.in_context)
+                    table.setdefault(name, {}).setdefault(str(n), {})[split] = len(got)
+                    print(json.dumps({"split": split, "setting": name, "messages": n, "in_context": len(got),
+                                      "ids": got}), flush=True)
+            mc.ConstraintWeights = base  # type: ignore[misc]
+    for name, by_n in table.items():
+        print(name, {n: (sum(v.values()), v) for n, v in by_n.items()})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Stop 35, c-limit: the learned limit score (``memfs.salience.learned_limit``) puts a limit told
+through its reason ahead of chat, and the constraint search takes its best rows as candidates
+beside the prototype score's (``ConstraintWeights.learned_pool``).
+
+The sentences here are written for this file (not from a probe set or a bank).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memfs.constraints import ConstraintWeights
+from memfs.embed import Embedder
+from memfs.salience import NOT_LEARNED, learned_limit
+from memfs.store import MemoryPair
+
+LIMITS = [
+    "the renal team has me weighing every gram of potassium these days, so bananas and spuds are rationed",
+    "since the stent went in the cardiologist wants my pulse kept well under 140, whatever the occasion",
+    "my probation terms keep me inside the county line until next spring",
+    "with the twins on the way the midwife's list of what's off the menu keeps growing",
+    "the mortgage payment doubled in june so anything over twenty quid is a no from me now",
+]
+"""Limits told through a clinician, a court, a pregnancy and money: no label word."""
+TALK = [
+    "morning! slept badly again", "the cat has decided my keyboard is her bed", "just put a wash on",
+    "watching a documentary about octopuses, wild", "my sister sent me a photo of her new kitchen",
+    "rain all day here", "finally sorted the spare room", "had toast for breakfast, living the dream",
+    "the bus was twenty minutes late", "my plants are thriving for once", "work was quiet today",
+    "thinking of repainting the hallway", "my phone screen cracked, typical", "heading to bed soon",
+    "the neighbours got a puppy", "my knees ached after the long walk on sunday",
+    "we tried that new ramen place, the broth was unreal", "i'm shattered, the week has been endless",
+    "my brother's band played a gig last night, they were loud", "the boiler made that noise again",
+    "can't stop listening to that new album", "our team lost again, of course",
+    "i burnt the rice, classic me", "the gym was packed this morning", "got my hair cut, feels lighter",
+    "my mum rang for an hour about her neighbours", "found an old photo album in the loft",
+    "the kids next door are learning the trumpet", "my flatmate ate my leftover pizza",
+    "i've been getting into crosswords lately", "went for a swim, the water was freezing",
+    "my dad's obsessed with his new barbecue", "the train was cancelled so i worked from home",
+    "bought a new plant, named it kevin", "tried yoga, nearly fell over", "the wifi keeps dropping",
+    "coffee number three already", "my nephew lost his first tooth", "the supermarket was out of eggs",
+    "just finished a really long book",
+]
+
+
+def test_only_the_users_messages_get_a_learned_score() -> None:
+    vectors = np.ones((3, 384), dtype=np.float32) / np.sqrt(384)
+    out = learned_limit(["user", "assistant", "card"], vectors)
+    assert out[1] == out[2] == NOT_LEARNED
+    assert out[0] != NOT_LEARNED  # the shipped model is in the package
+    assert np.all(learned_limit(["user"], np.ones((1, 8), dtype=np.float32)) == NOT_LEARNED)  # other width
+
+
+@pytest.mark.model
+def test_limits_told_through_their_reason_outrank_all_chat(real_embedder: Embedder) -> None:
+    """Measured at stop 35: the learned score puts all five limits above all 40 chat lines
+    (their logits 0.5-3.7, the chat's best 0.27); the prototype score put the probation and
+    the midwife 4th and 6th, below chat about aching knees and a barbecue."""
+    texts = LIMITS + TALK
+    vectors = np.asarray(real_embedder.embed(texts), dtype=np.float32)
+    score = learned_limit(["user"] * len(texts), vectors)
+    assert score[:len(LIMITS)].min() > score[len(LIMITS):].max(), score
+
+
+def _pair(home: Path, embedder: Embedder) -> tuple[MemoryPair, dt.datetime]:
+    from memfs import history
+    from memfs.app import MemoryStore
+
+    pair = MemoryStore(home, embedder=embedder).pair("robin", "learned")
+    when = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.timezone.utc)
+    lines = list(TALK)
+    lines.insert(17, LIMITS[2])  # the probation terms, once
+    for line in lines:
+        sid = f"s-{when:%Y%m%d}-01"
+        history.append(pair.root, sid, "user", line, when)
+        history.append(pair.root, sid, "assistant", "Ha, tell me more.", when + dt.timedelta(minutes=1))
+        when += dt.timedelta(hours=7)
+    return pair, when + dt.timedelta(days=1)
+
+
+@pytest.mark.model
+def test_the_learned_candidates_bring_a_limit_the_prototype_pool_leaves_out(
+        isolated_env: Path, real_embedder: Embedder, fresh_indexes: None) -> None:
+    """With a prototype pool of 3 (the shipped 80, scaled to a 41-line history) the probation
+    terms are not a candidate; the learned model's 3 best bring them into the place slots."""
+    from memfs.constraints import rank_constraints
+    from memfs.search import open_index, refresh
+    from memfs.search_types import make_query
+
+    pair, now = _pair(isolated_env, real_embedder)
+    index = open_index(pair.root, pair.store.embedder)
+    refresh(index)
+    q = make_query("a long weekend away in april, where should we go?", 3, now=now)
+    without = [h.text for h in rank_constraints(index, q, ["place"], ConstraintWeights(pool=3, learned_pool=0))]
+    with_ = [h.text for h in rank_constraints(index, q, ["place"], ConstraintWeights(pool=3, learned_pool=3))]
+    assert LIMITS[2] not in without, without
+    assert with_[0] == LIMITS[2], with_
+
+
+PLAIN = {"i'm allergic to peanuts, even a trace": "food", "i don't drink alcohol at all": "drink",
+         "rollercoasters and bungee jumps are a hard no for me": "activity",
+         "please never buy me perfume, it gives me a headache": "gift",
+         "i won't fly anywhere, long train rides are fine": "place"}
+"""Plain limits, one per domain, written before the model's answers were seen."""
+
+
+@pytest.mark.model
+def test_the_learned_model_names_the_domain_of_a_plain_limit(real_embedder: Embedder) -> None:
+    """Stop 35, c-limit2: the domain regression (``limit_domains``) is wired to the right
+    domains. (Of the five limits told through a reason above, it names two right: the heart-rate
+    ceiling reads as drink, the midwife's list as a present, the budget as a place; the eval
+    sets measure what that costs.)"""
+    from memfs.constraint_domains import DOMAINS
+    from memfs.salience import limit_domains
+
+    kinds = limit_domains(np.asarray(real_embedder.embed(list(PLAIN)), dtype=np.float32))
+    assert kinds is not None
+    assert [DOMAINS[int(i)] for i in kinds.argmax(axis=1)] == list(PLAIN.values())
