@@ -17,6 +17,7 @@ from memfs.constraints import ConstraintWeights
 from memfs.embed import Embedder
 from memfs.salience import NOT_LEARNED, learned_limit
 from memfs.store import MemoryPair
+from tests._chat import user_lines_pair
 
 LIMITS = [
     "the renal team has me weighing every gram of potassium these days, so bananas and spuds are rationed",
@@ -67,19 +68,9 @@ def test_limits_told_through_their_reason_outrank_all_chat(real_embedder: Embedd
 
 
 def _pair(home: Path, embedder: Embedder) -> tuple[MemoryPair, dt.datetime]:
-    from memfs import history
-    from memfs.app import MemoryStore
-
-    pair = MemoryStore(home, embedder=embedder).pair("robin", "learned")
-    when = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.timezone.utc)
     lines = list(TALK)
     lines.insert(17, LIMITS[2])  # the probation terms, once
-    for line in lines:
-        sid = f"s-{when:%Y%m%d}-01"
-        history.append(pair.root, sid, "user", line, when)
-        history.append(pair.root, sid, "assistant", "Ha, tell me more.", when + dt.timedelta(minutes=1))
-        when += dt.timedelta(hours=7)
-    return pair, when + dt.timedelta(days=1)
+    return user_lines_pair(home, embedder, lines, "robin", "learned")
 
 
 @pytest.mark.model

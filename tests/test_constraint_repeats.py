@@ -17,6 +17,7 @@ from memfs.constraints import ConstraintWeights, _copies
 from memfs.dedupe import DupGroups
 from memfs.embed import Embedder
 from memfs.store import MemoryPair
+from tests._chat import user_lines_pair
 
 LIMIT = "not touched a drink since the new year and i'm keeping it that way"
 REQUEST = "drinks with the team tonight, what should i get?"
@@ -33,9 +34,6 @@ TALK = ("morning! slept badly again", "the cat has decided my keyboard is her be
 
 
 def _pair(home: Path, embedder: Embedder) -> tuple[MemoryPair, dt.datetime]:
-    from memfs import history
-    from memfs.app import MemoryStore
-
     lines: list[str] = []
     for n, talk in enumerate(TALK):
         lines.append(talk)
@@ -43,14 +41,7 @@ def _pair(home: Path, embedder: Embedder) -> tuple[MemoryPair, dt.datetime]:
             lines += [OPENERS[(n // 3) % len(OPENERS)] + line for line in AGAIN]
         if n == 7:
             lines.append(LIMIT)
-    pair = MemoryStore(home, embedder=embedder).pair("sam", "repeats")
-    when = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.timezone.utc)
-    for line in lines:
-        sid = f"s-{when:%Y%m%d}-01"
-        history.append(pair.root, sid, "user", line, when)
-        history.append(pair.root, sid, "assistant", "Ha, tell me more.", when + dt.timedelta(minutes=1))
-        when += dt.timedelta(hours=7)
-    return pair, when + dt.timedelta(days=1)
+    return user_lines_pair(home, embedder, lines, "sam", "repeats")
 
 
 @pytest.mark.model
