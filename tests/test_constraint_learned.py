@@ -111,3 +111,23 @@ def test_the_learned_model_names_the_domain_of_a_plain_limit(real_embedder: Embe
     kinds = limit_domains(np.asarray(real_embedder.embed(list(PLAIN)), dtype=np.float32))
     assert kinds is not None
     assert [DOMAINS[int(i)] for i in kinds.argmax(axis=1)] == list(PLAIN.values())
+
+
+def test_the_limit_fit_reads_no_fresh_split() -> None:
+    """``fit_limit`` reads spent splits only, named one by one: no constraint, request or window
+    line of a split outside ``SPENT`` is among its rows (unless a spent probe says it too)."""
+    from memfs.agent.evals.constraints import load_probes
+    from memfs.agent.evals.splits import CONSTRAINT_FILES
+    from memfs.agent.requests.fit_limit import PROFILE_SPENT, SPENT, examples
+
+    texts, _, groups = examples()
+    assert set(groups) <= {*SPENT, *(f"profile-{s}" for s in PROFILE_SPENT)}
+    spent = {t for s in SPENT for p in load_probes(s)
+             for t in (p.constraint, p.request, *(c for _, c in p.before))}
+    read = set(texts) - spent
+    fresh = set(CONSTRAINT_FILES) - set(SPENT)
+    if not fresh:
+        pytest.skip("every constraint split is spent")
+    for split in fresh:
+        for p in load_probes(split):
+            assert not {p.constraint, p.request, *(c for _, c in p.before)} & read, p.id
