@@ -1,4 +1,4 @@
-"""Constraint splits blind19 to blind23, each with its own small-talk bank: load-only checks
+"""Constraint splits blind19 to blind24, each with its own small-talk bank: load-only checks
 (no search, no model). One set of checks for all (blind19 and blind20 were two copies of one file).
 
 Each is measured once by the lead and never tuned on, so nothing here runs the eval on them: the
@@ -8,10 +8,11 @@ be new against every bank written before it (``EARLIER``).
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 import pytest
-from memfs.agent.evals.constraints import bank_of, load_probes
+from memfs.agent.evals.constraints import bank_of, build_history, groups_of, load_probes
 from memfs.agent.evals.planted_data import _bank
 from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
 
@@ -28,7 +29,8 @@ from tests._banks import (
 EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19"),
            "blind21": ("blind18", "blind19", "blind20"),
            "blind22": ("blind18", "blind19", "blind20", "blind21"),
-           "blind23": ("blind18", "blind19", "blind20", "blind21", "blind22")}
+           "blind23": ("blind18", "blind19", "blind20", "blind21", "blind22"),
+           "blind24": ("blind18", "blind19", "blind20", "blind21", "blind22", "blind23")}
 """Per split, the constraint splits with their own bank written before it."""
 SPLITS = tuple(EARLIER)
 
@@ -97,3 +99,32 @@ def test_history_has_each_constraint_once_and_no_other_banks_lines(split: str,
     patterns += [template(ln["user"]) for b in earlier for ln in lines_of(b)]
     greetings = planted["greetings"] + [g for b in earlier for g in b["greetings"]]
     check_history(split, n_messages, patterns, tuple(f"{g} " for g in greetings))
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+@pytest.mark.parametrize("split", ["blind24"])
+def test_length_does_not_give_a_constraint_away(split: str) -> None:
+    """blind21-23's constraints were the longest lines of every history, so word count alone
+    ranked all 40 among their pair's best 40. From blind24 on: the bank's user templates are at
+    least 0.6 x as long as the constraints (median words), at least 40% of them run 15-40
+    words, and in a 1,600-message history word count alone puts at most 20 of the 40 constraints
+    among their pair's 40 longest distinct user lines (a tie counts for the constraint)."""
+    probes, bank = load_probes(split), bank_of(split)
+    assert bank is not None
+    templates = [ln["user"] for t in bank["topics"] for ln in t["lines"]]
+    constraints = [p.constraint for p in probes]
+    assert median(map(_words, templates)) >= 0.6 * median(map(_words, constraints))
+    assert sum(15 <= _words(u) <= 40 for u in templates) >= 0.4 * len(templates)
+    assert sum(6 <= _words(c) <= 14 for c in constraints) == 20
+    assert sum(15 <= _words(c) <= 35 for c in constraints) == 20
+    in_top = 0
+    for group in groups_of(probes, 5):
+        lines = {m["content"] for _, msgs in build_history(group, 1600, bank=bank)
+                 for m in msgs if m["role"] == "user"}
+        for p in group:
+            longer = sum(_words(line) > _words(p.constraint) for line in lines if line != p.constraint)
+            in_top += longer < 40
+    assert in_top <= 20

@@ -89,7 +89,10 @@ spent, to be measured once and never tuned on; ``data/constraint_probes21.jsonl`
 decoys) after blind20 was spent, likewise; ``data/constraint_probes22.jsonl`` (split ``blind22``,
 the same shape) and ``data/constraint_bank22.json`` (35 new topics, 9 of them decoys) at stop 35,
 likewise; ``data/constraint_probes23.jsonl`` (split ``blind23``, the same shape) and
-``data/constraint_bank23.json`` (35 new topics, 9 of them decoys) at stop 35 too, likewise.
+``data/constraint_bank23.json`` (35 new topics, 9 of them decoys) at stop 35 too, likewise;
+``data/constraint_probes24.jsonl`` (split ``blind24``, the same shape, half its constraints
+short) and ``data/constraint_bank24.json`` (35 new topics, 9 of them decoys, many long lines that
+are not limits, so that length does not give a constraint away) at stop 35, likewise.
 """
 
 from __future__ import annotations
