@@ -228,7 +228,7 @@ def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
     window; every sentence ``none`` except the one of a standing fact's message closest to its
     gist, a card of the slot's type. The fact message's other sentences are left out (a story
     around the fact is neither chat nor the fact). A line said again (the bank repeats) counts once."""
-    from memfs.agent.evals.profile import chat_of, groups_of, load_set
+    from memfs.agent.evals.profile import fit_chats, load_set
 
     protos = load_prototypes(embedder)
     xs: list[np.ndarray] = []
@@ -236,9 +236,9 @@ def bank_rows(embedder: Embedder, splits: Sequence[str] = BANK_SPLITS,
     seen: set[str] = set()
     for split in splits:
         data = load_set(split)
-        for n, group in enumerate(groups_of(data.standing)):
+        for group, history in fit_chats(data, BANK_MESSAGES):
             facts = {f.said: f for f in group}
-            for sid, msgs in chat_of(data, group, BANK_MESSAGES, seed=11 + n):
+            for sid, msgs in history:
                 window = [ev.EvalMessage(sid, i, m["role"], m["content"], m["ts"]) for i, m in enumerate(msgs)]
                 rows = rows_of(window, _units(window))
                 keep = [i for i, r in enumerate(rows) if r.msg.content in facts or r.sentence not in seen]

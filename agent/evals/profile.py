@@ -147,6 +147,19 @@ def chat_of(data: ProfileSet, group: list[Standing], n_messages: int,
     return history_with(said, n_messages, bank=data.bank, repeated=data.repeated, replies=data.replies, **more)
 
 
+FIT_SEED = 11
+"""The fits that read a set's chat draw pair ``n``'s with seed ``FIT_SEED + n``: their own
+sample, not the eval's."""
+
+
+def fit_chats(data: ProfileSet, n_messages: int) -> list[tuple[list[Standing], list[tuple[str, list[dict[str, Any]]]]]]:
+    """Each pair of ``data`` (``groups_of``) with its chat as the fits read it (``requests.fit``,
+    ``requests.fit_limit``, ``fit_learned.bank_rows``): ``n_messages``, seed ``FIT_SEED`` + the
+    pair's index."""
+    return [(group, chat_of(data, group, n_messages, seed=FIT_SEED + n))
+            for n, group in enumerate(groups_of(data.standing))]
+
+
 @dataclass
 class DreamPoint:
     """The summary after one dream."""

@@ -44,8 +44,7 @@ from memfs.agent.evals.constraints import (
     build_history,
     load_probes,
 )
-from memfs.agent.evals.profile import chat_of, load_set
-from memfs.agent.evals.profile import groups_of as profile_groups
+from memfs.agent.evals.profile import fit_chats, load_set
 from memfs.agent.requests.model import CLASSES, DATA_PATH, RequestModel, best_domain, features
 
 from memfs.embed import Embedder
@@ -98,8 +97,8 @@ def examples(leave_out: Sequence[str] = ()) -> list[Example]:
                      [p.constraint for p in probes], REPEATED, "blind18", seen)
     for split in PROFILE_SPENT:
         data = load_set(split)
-        for n, group in enumerate(profile_groups(data.standing)):
-            out += _chat(chat_of(data, group, 400, seed=11 + n), [], data.repeated, f"profile-{split}", seen)
+        for _, history in fit_chats(data, 400):
+            out += _chat(history, [], data.repeated, f"profile-{split}", seen)
     return out
 
 

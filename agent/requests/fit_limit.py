@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from memfs.agent.evals.constraints import bank_of, build_history, load_probes
-from memfs.agent.evals.profile import chat_of, load_set
-from memfs.agent.evals.profile import groups_of as profile_groups
+from memfs.agent.evals.profile import fit_chats, load_set
 
 from memfs.constraint_domains import DOMAINS
 from memfs.embed import Embedder
@@ -76,16 +75,15 @@ def examples(leave_out: Sequence[str] = ()) -> tuple[list[str], list[int], list[
         add([p.request for p in probes] + [c for p in probes for role, c in p.before if role == "user"], 0, split)
         if split == "dev" or split in OWN_BANKS:
             said = {p.constraint for p in probes}
-            history = build_history(probes[:5], 800, seed=11, bank=bank_of(split) if split != "dev" else None)
+            history = build_history(probes[:5], 800, seed=11, bank=bank_of(split))
             add([u for u in _users(history) if u not in said], 0, split)
     for split in PROFILE_SPENT:
         if f"profile-{split}" in leave_out:
             continue
         data = load_set(split)
         facts = {f.said for f in data.standing}
-        for n, group in enumerate(profile_groups(data.standing)):
-            add([u for u in _users(chat_of(data, group, 400, seed=11 + n)) if u not in facts], 0,
-                f"profile-{split}")
+        for _, history in fit_chats(data, 400):
+            add([u for u in _users(history) if u not in facts], 0, f"profile-{split}")
     return list(texts), [v[0] for v in texts.values()], [v[1] for v in texts.values()]
 
 
