@@ -298,6 +298,12 @@ def build_history(probes: list[Probe], n_messages: int, seed: int = 5, sessions:
     return history_with(said, n_messages, seed=seed, sessions=sessions, bank=bank)
 
 
+def fit_history(split: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The small talk of ``split`` as the fits read it (``requests.fit``, ``requests.fit_limit``):
+    its first five probes among 800 messages of its bank (``bank_of``), seed 11."""
+    return build_history(load_probes(split)[:5], 800, seed=11, bank=bank_of(split))
+
+
 def history_with(said: list[tuple[str, str]], n_messages: int, *, seed: int = 5, sessions: int = 20,
                  bank: dict[str, Any] | None = None, repeated: Sequence[str] = REPEATED,
                  replies: Sequence[str] = REPLIES) -> list[tuple[str, list[dict[str, Any]]]]:

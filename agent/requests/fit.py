@@ -9,7 +9,7 @@ Reads only spent data (``SPENT``), never an unmeasured split:
   turns before it (chat that leads up to a request, in the same register);
 - ``request_dev.jsonl``: its requests (first domain) and its non-requests (the past, questions
   of fact, news, questions about what the assistant said);
-- the planted eval's small talk as the constraint eval writes it (``build_history``), and
+- the planted eval's small talk as the constraint eval writes it (``fit_history``), and
   blind18's own bank the same way, each user line read with the four messages before it; the
   lines typed again and again (``REPEATED``: "ugh I need a drink after today") are left out,
   being half requests;
@@ -38,12 +38,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from memfs.agent.evals.constraints import (
-    REPEATED,
-    bank_of,
-    build_history,
-    load_probes,
-)
+from memfs.agent.evals.constraints import REPEATED, fit_history, load_probes
 from memfs.agent.evals.profile import fit_chats, load_set
 from memfs.agent.requests.model import CLASSES, DATA_PATH, RequestModel, best_domain, features
 
@@ -89,12 +84,10 @@ def examples(leave_out: Sequence[str] = ()) -> list[Example]:
         out.append(Example(row["text"], (), label, "request_dev"))
     seen: set[str] = set()
     said = [p.constraint for p in load_probes("dev")[:5]]
-    out += _chat(build_history(load_probes("dev")[:5], 800, seed=11), said, REPEATED,
-                 "smalltalk", seen)
+    out += _chat(fit_history("dev"), said, REPEATED, "smalltalk", seen)
     if "blind18" not in leave_out:
         probes = load_probes("blind18")[:5]
-        out += _chat(build_history(probes, 800, seed=11, bank=bank_of("blind18")),
-                     [p.constraint for p in probes], REPEATED, "blind18", seen)
+        out += _chat(fit_history("blind18"), [p.constraint for p in probes], REPEATED, "blind18", seen)
     for split in PROFILE_SPENT:
         data = load_set(split)
         for _, history in fit_chats(data, 400):

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from memfs.agent.evals.constraints import bank_of, build_history, load_probes
+from memfs.agent.evals.constraints import fit_history, load_probes
 from memfs.agent.evals.profile import fit_chats, load_set
 
 from memfs.constraint_domains import DOMAINS
@@ -75,7 +75,7 @@ def examples(leave_out: Sequence[str] = ()) -> tuple[list[str], list[int], list[
         add([p.request for p in probes] + [c for p in probes for role, c in p.before if role == "user"], 0, split)
         if split == "dev" or split in OWN_BANKS:
             said = {p.constraint for p in probes}
-            history = build_history(probes[:5], 800, seed=11, bank=bank_of(split))
+            history = fit_history(split)
             add([u for u in _users(history) if u not in said], 0, split)
     for split in PROFILE_SPENT:
         if f"profile-{split}" in leave_out:
