@@ -35,6 +35,9 @@ def main() -> None:
     ap.add_argument("--messages", default="1600,200")
     ap.add_argument("--settings", default=",".join(SETTINGS))
     ap.add_argument("--c", type=float, default=None)
+    ap.add_argument("--fits", default="plain",
+                    help="which fits to compare: personal (with the personal facts as negatives, "
+                         "stop 36) and/or plain (without them), comma-separated")
     args = ap.parse_args()
     from memfs.agent.evals.constraints import run_constraints
     from memfs.agent.requests import fit_limit
@@ -47,14 +50,15 @@ def main() -> None:
     base = mc.ConstraintWeights
     table: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for split in args.splits.split(","):
-            path = Path(tmp) / f"limit-{split}.npz"
-            model, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C)
+        for split, fit in ((s, f) for s in args.splits.split(",") for f in args.fits.split(",")):
+            path = Path(tmp) / f"limit-{split}-{fit}.npz"
+            model, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C, personal=fit == "personal")
             model.save(path)
             ms.LIMIT_MODEL_PATH = path
-            print(f"{split}: fit without it on {counts}", flush=True)
-            for name in args.settings.split(","):
-                setting = SETTINGS[name]
+            print(f"{split}: {fit} fit without it on {counts}", flush=True)
+            for setting_name in args.settings.split(","):
+                name = f"{fit}:{setting_name}"
+                setting = SETTINGS[setting_name]
                 mc.ConstraintWeights = lambda setting=setting, **kw: base(**{**setting, **kw})  # type: ignore[misc]
                 for n in map(int, args.messages.split(",")):
                     report = run_constraints(split, n, embedder=embedder)

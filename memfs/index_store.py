@@ -31,10 +31,12 @@ from memfs.lock import pair_lock
 from memfs.pair_index import PairIndex, _Cursor, index_folder
 from memfs.ranking import BM25
 
-STATE_VERSION = 6
+STATE_VERSION = 7
 """4: rows carry write-time salience and duplicate keys (issue 12). 5: and the write-time
 limit score (``PairIndex.limit``, issue 12 sixth round). 6: and the learned limit score
-(``PairIndex.learned``, stop 35): an older snapshot is rebuilt."""
+(``PairIndex.learned``, stop 35). 7: that score from the limit model refit with blind23 and
+blind24 (stop 36, c-neg): rows keep the score of the model they were written with, so a new model
+needs a new version. An older snapshot is rebuilt."""
 
 def read_state(folder: Path) -> dict[str, Any] | None:
     """``state.json`` of this version, or None when missing, foreign, partial or damaged."""

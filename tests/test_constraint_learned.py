@@ -131,3 +131,22 @@ def test_the_limit_fit_reads_no_fresh_split() -> None:
     for split in fresh:
         for p in load_probes(split):
             assert not {p.constraint, p.request, *(c for _, c in p.before)} & read, p.id
+
+
+def test_the_personal_negatives_read_no_fresh_extraction_window() -> None:
+    """Stop 36, c-neg (measured, off): the personal facts offered to the limit fit as negatives
+    come from dev extraction windows only, and none of them shares a keyword with a reference
+    card that may carry a limit (an allergy is a fact card)."""
+    from memfs.agent.dream.devset import never
+    from memfs.agent.dream.extraction_eval import has_word, load_dataset
+    from memfs.agent.requests.fit_limit import LIMIT_LIKE_CARDS, personal_lines
+
+    lines = set(personal_lines())
+    windows = load_dataset()
+    fresh = {m.content for w in windows if w.split in never() for m in w.messages if m.role == "user"}
+    dev = {m.content for w in windows if w.split not in never() for m in w.messages if m.role == "user"}
+    assert lines and not (lines & fresh - dev)
+    allergy = next(m.content for w in windows if w.split == "tune" for m in w.messages
+                   if m.role == "user" and has_word("allergic", m.content.lower()))
+    assert allergy not in lines
+    assert "fact" in LIMIT_LIKE_CARDS
