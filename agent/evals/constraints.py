@@ -92,7 +92,10 @@ likewise; ``data/constraint_probes23.jsonl`` (split ``blind23``, the same shape)
 ``data/constraint_bank23.json`` (35 new topics, 9 of them decoys) at stop 35 too, likewise;
 ``data/constraint_probes24.jsonl`` (split ``blind24``, the same shape, half its constraints
 short) and ``data/constraint_bank24.json`` (35 new topics, 9 of them decoys, many long lines that
-are not limits, so that length does not give a constraint away) at stop 35, likewise.
+are not limits, so that length does not give a constraint away) at stop 35, likewise;
+``data/constraint_probes25.jsonl`` (split ``blind25``, the same shape as blind24, half its
+constraints short) and ``data/constraint_bank25.json`` (35 new topics, 9 of them decoys, most user
+lines long) at stop 36, likewise.
 """
 
 from __future__ import annotations

@@ -26,10 +26,11 @@ CONSTRAINT_FILES = {
     "blind22": "data/constraint_probes22.jsonl",
     "blind23": "data/constraint_probes23.jsonl",
     "blind24": "data/constraint_probes24.jsonl",
+    "blind25": "data/constraint_probes25.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-24 the later ones
-(each measured once; blind24, written at stop 35, not yet), dev/dev2/dev3
+"""``memfs eval constraints --split``: test is the first blind set, blind2-25 the later ones
+(each measured once; blind25, written at stop 36, not yet), dev/dev2/dev3
 the tuning sets."""
 
 CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json",
@@ -38,7 +39,8 @@ CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json",
                     "blind21": "data/constraint_bank21.json",
                     "blind22": "data/constraint_bank22.json",
                     "blind23": "data/constraint_bank23.json",
-                    "blind24": "data/constraint_bank24.json"}
+                    "blind24": "data/constraint_bank24.json",
+                    "blind25": "data/constraint_bank25.json"}
 """Constraint splits whose small talk comes from their own bank (the schema of
 ``data/smalltalk.json``) instead of the planted eval's; every other split keeps that bank."""
 
@@ -51,10 +53,12 @@ PROFILE_FILES = {
     "blind9": "data/profile_blind9.json", "blind10": "data/profile_blind10.json",
     "blind11": "data/profile_blind11.json", "blind12": "data/profile_blind12.json",
     "blind13": "data/profile_blind13.json", "blind14": "data/profile_blind14.json",
+    "blind15": "data/profile_blind15.json",
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind12 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
 blind7 written at stop 32 and measured once at stop 33; blind8 written and measured once at
 stop 33); blind9 written and measured once at stop 33; blind10 written at stop 33 and
 measured once at stop 34; blind11 and blind12 written and measured once at stop 34; blind13
-and blind14 written at stop 35 and not yet measured; none is tuned on."""
+and blind14 written at stop 35 and not yet measured; blind15 written at stop 36 and not yet
+measured; none is tuned on."""
