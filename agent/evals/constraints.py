@@ -95,7 +95,9 @@ short) and ``data/constraint_bank24.json`` (35 new topics, 9 of them decoys, man
 are not limits, so that length does not give a constraint away) at stop 35, likewise;
 ``data/constraint_probes25.jsonl`` (split ``blind25``, the same shape as blind24, half its
 constraints short) and ``data/constraint_bank25.json`` (35 new topics, 9 of them decoys, most user
-lines long) at stop 36, likewise.
+lines long) at stop 36, likewise; ``data/constraint_probes26.jsonl`` (split ``blind26``, the same
+shape) and ``data/constraint_bank26.json`` (35 new topics, 9 of them decoys, most user lines long
+questions and requests to the assistant, with assistant-style replies) at stop 36, likewise.
 """
 
 from __future__ import annotations
