@@ -29,12 +29,32 @@ SETTINGS = {
 """``pool40+0.5`` is c-limit; ``domain1`` is c-limit2 as shipped."""
 
 
+def lme_bank(sessions: list[list[tuple[str, str]]]) -> dict[str, object]:
+    """A small-talk bank (the schema of ``data/smalltalk.json``) whose topics are real sessions
+    with an assistant: each session a topic, its user messages the lines, the assistant's answer
+    (cut to 300 characters) the reply. Braces are escaped: the bank's lines are format strings."""
+    def esc(text: str) -> str:
+        return text.replace("{", "{{").replace("}", "}}")
+
+    topics = [{"name": f"lme-{n}", "lines": [{"user": esc(u), "replies": [esc(a[:300])]} for u, a in pairs]}
+              for n, pairs in enumerate(sessions)]
+    return {"slots": {}, "greetings": ["hi"], "prefixes": [""],
+            "signoff": [{"user": "thanks, that's all for now", "replies": ["You're welcome!"]}], "topics": topics}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", default="blind18,blind19,blind20")
     ap.add_argument("--messages", default="1600,200")
     ap.add_argument("--settings", default=",".join(SETTINGS))
     ap.add_argument("--c", type=float, default=None)
+    ap.add_argument("--fits", default="ask",
+                    help="which fits to compare: ask (with LongMemEval's even dev half as negatives, "
+                         "stop 36) and/or plain (without), comma-separated")
+    ap.add_argument("--ask-weight", type=float, default=None, help="the LongMemEval rows' sample weight")
+    ap.add_argument("--history", default="bank", choices=("bank", "lme"),
+                    help="the chat the limits are planted in: each split's own bank, or LongMemEval's "
+                         "odd dev half (real chat with an assistant, never read by the fit)")
     args = ap.parse_args()
     from memfs.agent.evals.constraints import run_constraints
     from memfs.agent.requests import fit_limit
@@ -47,17 +67,28 @@ def main() -> None:
     base = mc.ConstraintWeights
     table: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for split in args.splits.split(","):
-            path = Path(tmp) / f"limit-{split}.npz"
-            model, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C)
+        import memfs.agent.evals.constraints as ce
+
+        own_bank = ce.bank_of
+        chat = lme_bank(fit_limit.assistant_chat(1)) if args.history == "lme" else None
+        for split, fit in ((s, f) for s in args.splits.split(",") for f in args.fits.split(",")):
+            path = Path(tmp) / f"limit-{split}-{fit}.npz"
+            model, counts = fit_limit.fit(embedder, [split], args.c or fit_limit.C, ask=fit == "ask",
+                                          ask_weight=args.ask_weight or fit_limit.ASK_WEIGHT)
             model.save(path)
             ms.LIMIT_MODEL_PATH = path
-            print(f"{split}: fit without it on {counts}", flush=True)
-            for name in args.settings.split(","):
-                setting = SETTINGS[name]
+            print(f"{split}: {fit} fit without it on {counts}", flush=True)
+            for setting_name in args.settings.split(","):
+                name = f"{fit}:{setting_name}"
+                setting = SETTINGS[setting_name]
                 mc.ConstraintWeights = lambda setting=setting, **kw: base(**{**setting, **kw})  # type: ignore[misc]
                 for n in map(int, args.messages.split(",")):
-                    report = run_constraints(split, n, embedder=embedder)
+                    if chat is not None:  # only the eval's history: the fit reads the splits' own banks
+                        ce.bank_of = lambda split, chat=chat: chat  # type: ignore[assignment]
+                    try:
+                        report = run_constraints(split, n, embedder=embedder)
+                    finally:
+                        ce.bank_of = own_bank  # type: ignore[assignment]
                     got = sorted(r.probe.id for r in report.rows if r.in_context)
                     table.setdefault(name, {}).setdefault(str(n), {})[split] = len(got)
                     print(json.dumps({"split": split, "setting": name, "messages": n, "in_context": len(got),

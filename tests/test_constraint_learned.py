@@ -120,7 +120,7 @@ def test_the_limit_fit_reads_no_fresh_split() -> None:
     from memfs.agent.evals.splits import CONSTRAINT_FILES
     from memfs.agent.requests.fit_limit import PROFILE_SPENT, SPENT, examples
 
-    texts, _, groups = examples()
+    texts, _, groups = examples(ask=False)
     assert set(groups) <= {*SPENT, *(f"profile-{s}" for s in PROFILE_SPENT)}
     spent = {t for s in SPENT for p in load_probes(s)
              for t in (p.constraint, p.request, *(c for _, c in p.before))}
@@ -131,3 +131,48 @@ def test_the_limit_fit_reads_no_fresh_split() -> None:
     for split in fresh:
         for p in load_probes(split):
             assert not {p.constraint, p.request, *(c for _, c in p.before)} & read, p.id
+
+
+ASKS = [
+    "can you walk me through setting up a budget spreadsheet? i keep losing track of where my salary goes each month",
+    "what's the difference between a fixed and a tracker mortgage, and which makes more sense if rates might fall?",
+    "i'm redoing the garden this spring, could you suggest some low-maintenance shrubs that cope with clay soil and shade?",
+    "how do i write a cover letter for a job that's a step up from my current role without overselling myself?",
+    "could you explain how compound interest works with a simple example? my nephew asked me and i fumbled it",
+    "my laptop has been running really slowly lately, what can i check before paying someone to look at it?",
+]
+"""Long questions to the assistant about the user's life that rule nothing out, written for this
+file before the c-ask model existed (stop 36)."""
+
+
+@pytest.mark.model
+def test_long_questions_to_the_assistant_are_not_limits(real_embedder: Embedder) -> None:
+    """Stop 36, c-ask: in LongMemEval's real chat the shipped model's best-scored lines were long
+    questions to the assistant, and half of all lines passed its candidate floor (logit 0). Fit
+    with such chat as negatives, these questions stay below the floor and the limits above it."""
+    texts = LIMITS + ASKS
+    vectors = np.asarray(real_embedder.embed(texts), dtype=np.float32)
+    score = learned_limit(["user"] * len(texts), vectors)
+    assert score[:len(LIMITS)].min() >= 0.0, score
+    assert score[len(LIMITS):].max() < 0.0, score
+
+
+def test_the_assistant_chat_halves_share_nothing() -> None:
+    """What the fit reads of LongMemEval (``assistant_chat(0)``) and where the bench plants limits
+    (``assistant_chat(1)``) share no user message, and neither reads a test question's haystack.
+    LongMemEval's slice is never shipped: this runs where a checkout sits next to ../shared."""
+    from memfs.agent.requests.fit_limit import LONGMEMEVAL, assistant_chat
+
+    if not LONGMEMEVAL.exists():
+        pytest.skip("LongMemEval's slice is not next to this checkout")
+    from memfs.agent.evals.longmemeval import load_questions
+
+    fit = {u for s in assistant_chat(0) for u, _ in s}
+    bench = {u for s in assistant_chat(1) for u, _ in s}
+    test = {t["content"] for q in load_questions(LONGMEMEVAL) if q["split"] == "test"
+            for s in q["haystack_sessions"] for t in s if t["role"] == "user"}
+    dev = {t["content"] for q in load_questions(LONGMEMEVAL) if q["split"] == "dev"
+           for s in q["haystack_sessions"] for t in s if t["role"] == "user"}
+    assert fit and bench and not fit & bench
+    assert not (fit | bench) - dev  # dev haystacks only (a filler session may also sit in a test one)
+    assert len(test - dev) > 1000

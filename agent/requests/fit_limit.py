@@ -37,11 +37,12 @@ from memfs.agent.evals.profile import fit_chats, load_set
 
 from memfs.constraint_domains import DOMAINS
 from memfs.embed import Embedder
+from memfs.errors import BadInputError
 from memfs.salience import LIMIT_MODEL_PATH
 
-SPENT = ("test", "dev", "dev2", "dev3", *(f"blind{n}" for n in range(2, 23)))
+SPENT = ("test", "dev", "dev2", "dev3", *(f"blind{n}" for n in range(2, 25)))
 """The constraint splits whose constraints are the positives."""
-OWN_BANKS = ("blind18", "blind19", "blind20", "blind21", "blind22")
+OWN_BANKS = ("blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24")
 """Spent splits with their own small-talk bank: their histories' user lines are negatives."""
 DOMAIN_C = 1.0
 """scikit-learn's ``C`` of the domain regression (on the limits only)."""
@@ -52,14 +53,61 @@ C = 3.0
 among their pair's best 40 lines out of fold."""
 
 
+LONGMEMEVAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "longmemeval_s_60.json.gz"
+"""LongMemEval's slice (never shipped): half of its dev questions' haystacks are real chat with an
+assistant, the other half is where ``bench/constraint_limit_oof.py --history lme`` plants limits."""
+
+
+def assistant_chat(half: int, path: Path = LONGMEMEVAL) -> list[list[tuple[str, str]]]:
+    """The sessions (user, assistant) pairs of the haystacks of LongMemEval's **dev** questions
+    whose ``question_id`` sha256 is even (``half`` 0, what the fit reads) or odd (1, what the bench
+    plants limits in); each session once, and a session of half 1 sharing a user message with half 0
+    is left out (the haystacks share filler sessions). A test question's haystack is never read."""
+    import hashlib
+
+    from memfs.agent.evals.longmemeval import load_questions
+
+    if not path.exists():
+        raise BadInputError(f"{path}: LongMemEval's slice is not here (it is never shipped; fit from a "
+                            "checkout next to ../shared)")
+    fitted = {u for session in assistant_chat(0, path) for u, _ in session} if half else set()
+    seen: set[str] = set()
+    out: list[list[tuple[str, str]]] = []
+    for q in load_questions(path):
+        if q["split"] != "dev" or int(hashlib.sha256(q["question_id"].encode()).hexdigest(), 16) % 2 != half:
+            continue
+        for session in q["haystack_sessions"]:
+            turns = [t for t in session if t.get("content")]
+            key = "\n".join(t["content"] for t in turns[:2])
+            if key in seen:
+                continue
+            seen.add(key)
+            pairs = [(u["content"], a["content"]) for u, a in zip(turns, turns[1:], strict=False)
+                     if u["role"] == "user" and a["role"] == "assistant"]
+            if pairs and not any(u in fitted for u, _ in pairs):  # shared filler: the fit's own half has it
+                out.append(pairs)
+    return out
+
+
 def _users(history: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
     return [m["content"] for _, msgs in history for m in msgs if m["role"] == "user"]
 
 
-def examples(leave_out: Sequence[str] = ()) -> tuple[list[str], list[int], list[str]]:
+ASK = True
+"""Whether the user messages of LongMemEval's chat with an assistant (``assistant_chat(0)``) are
+negatives (stop 36, c-ask): there the long questions to the assistant scored highest of all."""
+
+
+ASK_WEIGHT = 1.0
+"""The sample weight of ``assistant_chat(0)``'s rows in the limit regression (every other row 1)."""
+ASK_GROUP = "longmemeval-dev-even"
+
+
+def examples(leave_out: Sequence[str] = (), ask: bool = ASK) -> tuple[list[str], list[int], list[str]]:
     """(texts, labels: 0 for chat, else 1 + the limit's domain in ``DOMAINS``, groups) in a
     fixed order, each text once; ``leave_out``: constraint splits (with their own bank) and
-    profile sets (``profile-<split>``) to hold out."""
+    profile sets (``profile-<split>``) to hold out; ``ask``: with ``assistant_chat(0)``'s user
+    messages as negatives."""
     texts: dict[str, tuple[int, str]] = {}
 
     def add(lines: Sequence[str], label: int, group: str) -> None:
@@ -84,6 +132,8 @@ def examples(leave_out: Sequence[str] = ()) -> tuple[list[str], list[int], list[
         facts = {f.said for f in data.standing}
         for _, history in fit_chats(data, 400):
             add([u for u in _users(history) if u not in facts], 0, f"profile-{split}")
+    if ask:
+        add([u for session in assistant_chat(0) for u, _ in session], 0, ASK_GROUP)
     return list(texts), [v[0] for v in texts.values()], [v[1] for v in texts.values()]
 
 
@@ -102,14 +152,17 @@ class LimitModel:
         np.savez(path, w=self.w, b=np.float32(self.b), dw=self.dw, db=self.db)
 
 
-def fit(embedder: Embedder, leave_out: Sequence[str] = (), c: float = C) -> tuple[LimitModel, dict[str, int]]:
-    """The two regressions on ``examples(leave_out)``, and the row counts."""
+def fit(embedder: Embedder, leave_out: Sequence[str] = (), c: float = C,
+        ask: bool = ASK, ask_weight: float = ASK_WEIGHT) -> tuple[LimitModel, dict[str, int]]:
+    """The two regressions on ``examples(leave_out, ask)``, and the row counts."""
     from sklearn.linear_model import LogisticRegression
 
-    texts, labels, _ = examples(leave_out)
+    texts, labels, groups = examples(leave_out, ask)
     x = np.asarray(embedder.embed(texts), dtype=np.float32)
     y = np.array(labels)
-    limit = LogisticRegression(C=c, max_iter=3000, class_weight="balanced").fit(x, (y > 0).astype(int))
+    weight = np.where(np.array(groups) == ASK_GROUP, ask_weight, 1.0)
+    limit = LogisticRegression(C=c, max_iter=3000, class_weight="balanced").fit(
+        x, (y > 0).astype(int), sample_weight=weight)
     kinds = LogisticRegression(C=DOMAIN_C, max_iter=3000, class_weight="balanced").fit(x[y > 0], y[y > 0] - 1)
     dw = np.zeros((len(DOMAINS), x.shape[1]), np.float32)
     db = np.full(len(DOMAINS), -30.0, np.float32)  # a domain never seen is never named
