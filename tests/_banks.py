@@ -26,11 +26,32 @@ def profile_banks() -> list[dict[str, Any]]:
     return banks
 
 
-def template(text: str) -> re.Pattern[str]:
+class Template:
     """A bank line with its {slots} as wildcards, matched at the end of a message (a user line
-    may carry a greeting and an opener before it)."""
-    parts = re.split(r"\{\w+\}", text)
-    return re.compile(".+?".join(re.escape(p) for p in parts) + "$", re.IGNORECASE)
+    may carry a greeting and an opener before it). ``search`` first asks what every match needs
+    (the message ends with the line's last words and holds each of its other words), so that
+    the regular expression only runs on the few messages that could match: with a bank per
+    split the checks compare some 13,000 messages with 2,000 lines each (stop 36: 3 minutes for
+    one split's histories before, seconds after)."""
+
+    def __init__(self, text: str) -> None:
+        parts = re.split(r"\{\w+\}", text)
+        self.rx = re.compile(".+?".join(re.escape(p) for p in parts) + "$", re.IGNORECASE)
+        self.parts = [p.lower() for p in parts]
+        self.quick = all(p.isascii() for p in parts)
+        """The shortcut is sure only where lower() and the regex's ignore-case agree: ASCII."""
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self.quick and text.isascii():
+            low = text.lower().removesuffix("\n")
+            if not low.endswith(self.parts[-1]) or any(p not in low for p in self.parts[:-1]):
+                return None
+        return self.rx.search(text)
+
+
+def template(text: str) -> Template:
+    """``Template(text)``."""
+    return Template(text)
 
 
 def lines_of(bank: dict[str, Any]) -> list[dict[str, Any]]:
@@ -45,7 +66,7 @@ def check_slots(bank: dict[str, Any]) -> None:
         assert line["replies"]
 
 
-def check_history(split: str, n_messages: int, patterns: list[re.Pattern[str]],
+def check_history(split: str, n_messages: int, patterns: list[Template],
                   greetings: tuple[str, ...]) -> None:
     """The history the eval builds for ``split``: ``n_messages`` long, each constraint once, and
     no message opening with one of ``greetings`` or matching one of ``patterns``."""
