@@ -41,17 +41,23 @@ class Template:
         self.quick = all(p.isascii() for p in parts)
         """The shortcut is sure only where lower() and the regex's ignore-case agree: ASCII."""
 
-    def search(self, text: str) -> re.Match[str] | None:
-        if self.quick and text.isascii():
-            low = text.lower().removesuffix("\n")
-            if not low.endswith(self.parts[-1]) or any(p not in low for p in self.parts[:-1]):
-                return None
+    def search(self, text: str, low: str | None = None) -> re.Match[str] | None:
+        """``low``: ``lowered(text)``, when the caller checks one message against many lines."""
+        low = lowered(text) if low is None else low
+        if self.quick and low and (not low.endswith(self.parts[-1]) or any(p not in low for p in self.parts[:-1])):
+            return None
         return self.rx.search(text)
 
+    @property
+    def tail(self) -> str:
+        """What every message it matches ends with ("" when that cannot be said)."""
+        return self.parts[-1] if self.quick else ""
 
-def template(text: str) -> Template:
-    """``Template(text)``."""
-    return Template(text)
+
+def lowered(text: str) -> str:
+    """``text`` as ``Template.search``'s shortcut reads it: lowercase without a final newline
+    (where ``$`` also matches), or "" for text that is not ASCII (no shortcut)."""
+    return text.lower().removesuffix("\n") if text.isascii() else ""
 
 
 def lines_of(bank: dict[str, Any]) -> list[dict[str, Any]]:
@@ -71,6 +77,8 @@ def check_history(split: str, n_messages: int, patterns: list[Template],
     """The history the eval builds for ``split``: ``n_messages`` long, each constraint once, and
     no message opening with one of ``greetings`` or matching one of ``patterns``."""
     bank = bank_of(split)
+    tails = tuple(rx.tail for rx in patterns if rx.tail)
+    open_ended = [rx for rx in patterns if not rx.tail]
     for group in groups_of(load_probes(split), 5):
         messages = [m["content"] for _, msgs in build_history(group, n_messages, bank=bank)
                     for m in msgs]
@@ -78,4 +86,8 @@ def check_history(split: str, n_messages: int, patterns: list[Template],
         assert all(messages.count(p.constraint) == 1 for p in group)
         for text in messages:
             assert not text.startswith(greetings), text
-            assert not any(rx.search(text) for rx in patterns), text
+            low = lowered(text)
+            # one C-level endswith against every line's tail leaves, for most messages, only
+            # the lines whose end is a slot to try one by one
+            maybe = patterns if not low or low.endswith(tails) else open_ended
+            assert not any(rx.search(text, low) for rx in maybe), text

@@ -17,11 +17,11 @@ from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
 from tests._banks import (
     BANK_KEYS,
     DOMAINS,
+    Template,
     check_history,
     check_slots,
     lines_of,
     profile_banks,
-    template,
 )
 
 
@@ -59,7 +59,7 @@ def test_blind18_bank_loads_with_thirty_new_topics_and_only_blind18_19_have_one(
 @pytest.mark.parametrize("n_messages", [1600, 200])
 def test_blind18_history_has_none_of_the_planted_banks_lines(n_messages: int) -> None:
     planted = _bank()
-    patterns = [template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
+    patterns = [Template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
     check_history("blind18", n_messages, patterns, tuple(f"{g} " for g in planted["greetings"]))
 
 

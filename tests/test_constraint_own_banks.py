@@ -19,11 +19,11 @@ from memfs.agent.evals.splits import CONSTRAINT_BANKS, CONSTRAINT_FILES
 from tests._banks import (
     BANK_KEYS,
     DOMAINS,
+    Template,
     check_history,
     check_slots,
     lines_of,
     profile_banks,
-    template,
 )
 
 EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19"),
@@ -98,8 +98,8 @@ def test_history_has_each_constraint_once_and_no_other_banks_lines(split: str,
     """Every constraint once; no message is a planted bank line (user line or reply, as
     blind18's test checks) or a user line of an earlier split's own bank."""
     planted, earlier = _bank(), _earlier(split)
-    patterns = [template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
-    patterns += [template(ln["user"]) for b in earlier for ln in lines_of(b)]
+    patterns = [Template(s) for ln in lines_of(planted) for s in (ln["user"], *ln["replies"])]
+    patterns += [Template(ln["user"]) for b in earlier for ln in lines_of(b)]
     greetings = planted["greetings"] + [g for b in earlier for g in b["greetings"]]
     check_history(split, n_messages, patterns, tuple(f"{g} " for g in greetings))
 
