@@ -9,14 +9,19 @@ scenario (``agent/evals/planted_data.py`` is not in the extraction set).
 Labels, per user sentence of a window (``learned.rows_of``):
 
 - a reference card's type, for the first sentence the extractor could write it from (not a
-  question, not a conditional or hedge unless it is a boundary, and no ``forbidden`` card: "if
-  tamsin and I had stayed together ..." holds the keyword "tamsin" of the boundary about her,
-  but teaching it as that boundary taught the model to accept hypotheticals) that holds every
-  keyword of it itself, else
+  question, not a conditional or hedge unless it is a boundary, and no ``forbidden`` card of
+  the reference's type: "if tamsin and I had stayed together ..." holds the keyword "tamsin" of
+  the boundary about her, but teaching it as that boundary taught the model to accept
+  hypotheticals; a forbidden entry that names other types does not count, as the eval scores
+  it: "mondays I do the 7am lanes" is no plan but is the fact) that holds every keyword of it
+  itself, else
   the first whose card body (as the extractor would write it, with the sentence it leans on)
   holds every keyword of that reference and, for a dated plan, the same end date; when no
   single sentence does, the sentence that completes it with the one before (facts told over two
   messages);
+- weight 0 for another sentence that holds every keyword of a reference (the fact said again,
+  or kept from its label only by grammar): taught as ``none``, true facts were taught as chat
+  (stop 37: 165 such sentences beside 409 positives in the 84 fitted windows);
 - ``none`` for every other sentence; a sentence that would write a ``forbidden`` card (other
   people's facts, hypotheticals, reported speech) is a negative weighted ``FORBIDDEN_WEIGHT``;
 - beside the windows, the chat of the spent profile sets (``bank_rows``): every user sentence of
@@ -137,10 +142,14 @@ def labels(window: ev.EvalWindow, rows: Sequence[Row]) -> tuple[list[int], list[
     y = [0] * len(rows)
     weight = [1.0] * len(rows)
     bodies = [_body(r) for r in rows]
-    forbidden = [_forbidden(body, window) for body, _ in bodies]
+    forbidden = [_forbidden_types(body, window) for body, _ in bodies]
+    holders: set[int] = set()
     for ref in window.expected["cards"]:
         want = ref.get("expires")
-        free = [i for i in range(len(rows)) if y[i] == 0 and not forbidden[i] and _writable(rows[i], ref["type"])]
+        holders.update(i for i in range(len(rows)) if not _forbids(forbidden[i], ref["type"]) and (
+            _holds(normalise(rows[i].sentence).lower(), ref["keywords"]) or _holds(bodies[i][0], ref["keywords"])))
+        free = [i for i in range(len(rows)) if y[i] == 0 and not _forbids(forbidden[i], ref["type"])
+                and _writable(rows[i], ref["type"])]
 
         def dated(i: int, want: Any = want) -> bool:
             end = bodies[i][1]
@@ -153,14 +162,25 @@ def labels(window: ev.EvalWindow, rows: Sequence[Row]) -> tuple[list[int], list[
         if alone or joined:
             y[(alone or joined)[0]] = CLASSES.index(ref["type"])
     for i in range(len(rows)):
-        if y[i] == 0 and forbidden[i]:
+        if y[i] == 0 and i in holders:
+            weight[i] = 0.0  # says a reference's fact again, or is kept from it only by its grammar: not chat
+        elif y[i] == 0 and forbidden[i]:
             weight[i] = FORBIDDEN_WEIGHT
     return y, weight
 
 
-def _forbidden(body: str, window: ev.EvalWindow) -> bool:
-    return any(_holds(body, f["keywords"]) and not any(u.lower() in body for u in f.get("unless", []))
-               for f in window.expected.get("forbidden", []))
+def _forbidden_types(body: str, window: ev.EvalWindow) -> set[str] | None:
+    """The card types a ``forbidden`` entry of ``window`` rules out for this body (``None``: none
+    matches; an entry without ``types`` rules out every type, as ``extraction_eval`` scores it)."""
+    kinds: set[str] | None = None
+    for f in window.expected.get("forbidden", []):
+        if _holds(body, f["keywords"]) and not any(u.lower() in body for u in f.get("unless", [])):
+            kinds = (kinds or set()) | set(f.get("types") or TYPES)
+    return kinds
+
+
+def _forbids(kinds: set[str] | None, kind: str) -> bool:
+    return kinds is not None and kind in kinds
 
 
 def _writable(row: Row, kind: str) -> bool:
