@@ -9,18 +9,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from memfs.agent.demo import conversation
 from memfs.agent.dream.coref import name_in_body, people_known
 from memfs.agent.dream.extract_offline import OfflineExtractor
 from memfs.agent.dream.learned import name_people
 from memfs.agent.dream.ops import SupersedeOp, WriteOp
 
-from memfs.assets import sample_memories_dir
 from memfs.cards import Card
 from memfs.embed import Embedder
 from memfs.history import Message
 
-from .test_dream_spine import apply_in_memory
+from .test_dream_spine import apply_in_memory, demo_pair
 
 
 def named(body: str, before: list[str], cards: tuple[str, ...] = (), names: tuple[str, ...] = ()) -> str:
@@ -79,16 +77,10 @@ def test_a_relationship_cards_people_are_known_and_the_assistant_is_not_read(rea
 def test_the_demo_cards_name_grandad_and_maya(real_embedder: Embedder) -> None:
     """`memfs demo` wrote "He's 88. He's the one who taught the user to draw …" and "… it's been
     a rough term for her." into the profile, with no one in them."""
-    root = sample_memories_dir() / "alex" / "mira"
-    cards = {c.id: c for c in (Card.from_text(f.read_text("utf-8"), f.name)
-                               for f in root.joinpath("cards").iterdir())}
-    summary = root.joinpath("summary.md").read_text("utf-8")
-    said = conversation("alex", "mira")
-    messages = [Message("s-20261129-01", i, m["role"], m["content"], dt.datetime.fromisoformat(
-        m["ts"].replace("Z", "+00:00"))) for i, m in enumerate(said)]
+    cards, summary, windows = demo_pair()
     extractor = OfflineExtractor(real_embedder)
     bodies: list[str] = []
-    for window in (messages[:18], messages[18:34]):
+    for window in windows:
         extraction = extractor(window, list(cards.values()), summary, window[-1].ts)
         apply_in_memory(cards, extraction.ops, window[-1].ts)
         summary = extraction.summary

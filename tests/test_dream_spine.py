@@ -158,9 +158,9 @@ def test_a_summary_from_before_the_spine_keeps_its_standing_facts() -> None:
     assert out.story == ["On 24 Nov Lin set up a portfolio review."]
 
 
-def test_the_demo_pair_keeps_who_the_user_is_through_both_dreams(real_embedder: Embedder) -> None:
-    """The two windows `memfs demo` evicts (18 then 16 messages), dreamed on the sample's own
-    cards and summary: the second dream used to drop pronouns, job, dog, sister and the EpiPen."""
+def demo_pair() -> tuple[dict[str, Card], str, list[list[Message]]]:
+    """The sample pair's cards and summary, and the two windows `memfs demo` evicts (18 then
+    16 messages)."""
     root = sample_memories_dir() / "alex" / "mira"
     cards = {c.id: c for c in (Card.from_text(f.read_text("utf-8"), f.name)
                                for f in root.joinpath("cards").iterdir())}
@@ -168,8 +168,15 @@ def test_the_demo_pair_keeps_who_the_user_is_through_both_dreams(real_embedder: 
     said = conversation("alex", "mira")
     messages = [Message("s-20261129-01", i, m["role"], m["content"], dt.datetime.fromisoformat(
         m["ts"].replace("Z", "+00:00"))) for i, m in enumerate(said)]
+    return cards, summary, [messages[:18], messages[18:34]]
+
+
+def test_the_demo_pair_keeps_who_the_user_is_through_both_dreams(real_embedder: Embedder) -> None:
+    """The two windows `memfs demo` evicts (18 then 16 messages), dreamed on the sample's own
+    cards and summary: the second dream used to drop pronouns, job, dog, sister and the EpiPen."""
+    cards, summary, windows = demo_pair()
     extractor = OfflineExtractor(real_embedder)
-    for window in (messages[:18], messages[18:34]):
+    for window in windows:
         extraction = extractor(window, list(cards.values()), summary, window[-1].ts)
         apply_in_memory(cards, extraction.ops, window[-1].ts)
         summary = extraction.summary
