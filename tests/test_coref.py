@@ -37,6 +37,8 @@ def named(body: str, before: list[str], cards: tuple[str, ...] = (), names: tupl
     ("She's got a new job in Leeds.", ["my big sister told me last night"], "The user's big sister's got a new job in Leeds."),
     ("The vet says his kidneys are weak.", ["our cat is 15 now"], "The vet says the user's cat's kidneys are weak."),
     ("She's off coffee till the baby comes.", ["my cousin aroha is pregnant"], "Aroha is off coffee till the baby comes."),
+    ("He'd gone by the time the user got there.", ["my dad left early"], "The user's dad had gone by the time the user got there."),
+    ("He'd love it.", ["my dad"], "The user's dad would love it."),
 ])
 def test_a_pronoun_is_written_as_the_person_it_points_back_to(body: str, before: list[str], want: str) -> None:
     assert named(body, before) == want

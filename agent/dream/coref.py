@@ -47,6 +47,7 @@ _WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ'-]*")
 _PRONOUN = re.compile(r"\b(he|she|him|her|his|hers)\b(?:'(s|ll|d))?", re.IGNORECASE)
 _MALE_PRONOUNS = frozenset({"he", "him", "his"})
 _HAS_BEEN = re.compile(r"^\s*(?:got|been|gotten)\b")
+_PARTICIPLE = re.compile(r"^\s*(?:\w+ed|been|gone|got|had|done|seen|left|made|taken|given|known|told)\b")
 _MODIFIERS = frozenset({"little", "big", "older", "younger", "best", "twin", "step", "old", "new", "baby", "half"})
 _CALENDAR = frozenset([*WEEKDAYS, *MONTHS])
 _ACTS = re.compile(r"\b([A-Z][a-z]+)(?:'s|\s+is|\s+was)?\s+(?:visiting|coming|says|said|told|texted|called|rang|"
@@ -196,8 +197,9 @@ def name_in_body(body: str, before: Sequence[str], known: dict[str, str]) -> tup
     word, clitic = match.group(1).lower(), (match.group(2) or "").lower()
     phrase = person.phrase
     if word in ("he", "she"):
-        verb = {"s": "'s" if _HAS_BEEN.match(body[match.end():]) else " is", "ll": " will", "d": " would",
-                "": ""}[clitic]
+        rest = body[match.end():]
+        verb = {"s": "'s" if _HAS_BEEN.match(rest) else " is", "ll": " will",
+                "d": " had" if _PARTICIPLE.match(rest) else " would", "": ""}[clitic]
         new = phrase + verb
     elif word in ("his", "hers"):
         new = phrase + "'s"
