@@ -82,22 +82,11 @@ def test_blind30_is_unmeasured() -> None:
     assert sum(len(w.expected["forbidden"]) for w in windows) >= 50
 
 
-def test_blind32_is_unmeasured() -> None:
-    """blind32 (written at stop 37, after blind29 and blind31 were measured, leaning on pronouns
-    that point back to someone named earlier) is still blind: no fit or estimate reads it, the
-    default run leaves it out, and it carries at least 50 forbidden cards. Nothing here runs an
-    extractor on it or scores it."""
-    assert "blind32" in devset.never() and "blind32" not in devset.MEASURED
-    assert not any(w.split == "blind32" for w in ev.select(ev.load_dataset(), ""))
-    windows = [w for w in ev.load_dataset() if w.split == "blind32"]
-    assert sum(len(w.expected["forbidden"]) for w in windows) >= 50
-
-
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
-                                   "blind28", "blind29", "blind31"])
+                                   "blind28", "blind29", "blind31", "blind32"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
-    """blind22 to blind28 (each measured once, at stops 32 to 34), blind29 and blind31 (at stop
-    37) are dev now: fits and estimates may read them, and the default run still leaves them out
+    """blind22 to blind28 (each measured once, at stops 32 to 34), blind29, blind31 and blind32 (at
+    stop 37) are dev now: fits and estimates may read them, and the default run still leaves them out
     (they are in ``BLIND``)."""
     assert split in devset.MEASURED and split not in devset.never()
     assert any(w.split == split for w in devset.dev_windows())
