@@ -388,17 +388,19 @@ def name_people(cands: Sequence[tuple[Cand, str]], window: Sequence[MessageLike]
     """Write into each card (with the sentence it was written from) the person its unnamed he or
     she is (``coref.name_in_body``), looked up in the session's messages before the sentence and
     the sentences of its message up to it."""
+    if not cands:
+        return
     relationships = [c for c in active if c.type == "relationship"]
-    cards = [c.body for c in relationships]
-    names = [e for c in relationships for e in c.entities]
+    from_cards = people_known([c.body for c in relationships], [e for c in relationships for e in c.entities])
+    position = {id(m): i for i, m in enumerate(window)}
     for cand, sentence in cands:
-        at = next((i for i, m in enumerate(window) if m is cand.msg), None)
+        at = position.get(id(cand.msg))
         if at is None:
             continue
         earlier = [m.content for m in window[:at] if m.session == cand.msg.session and m.role == "user"][-REFERENT_REACH:]
         said = message_sentences(cand.msg.content)
         before = [*earlier, *(said[: said.index(sentence)] if sentence in said else [])]
-        body, name = name_in_body(cand.body, before, people_known([*before, *cards], names))
+        body, name = name_in_body(cand.body, before, {**from_cards, **people_known(before)})
         if body != cand.body:
             cand.body = body
             if name and name not in cand.entities:
