@@ -83,3 +83,36 @@ def test_whose_sentence_it_is() -> None:
              "my new flat is tiny but mine", "Sam and I moved to hull"]
     assert [s for s in others if not told_of_someone_else(s)] == []
     assert [s for s in users if told_of_someone_else(s)] == []
+
+
+def test_only_a_sentence_said_of_the_user_takes_their_name_or_pronouns() -> None:
+    """Stop 37 (x-ident): on a spent profile set "Also one of the class asked us to use they for
+    them …" took the user's "she/they" by the single-slot rule (the "us" made it read as the
+    user's). In the name and pronouns slots a learned card now replaces the old one only when
+    its sentence says it of the user. New sentences."""
+    from memfs.agent.dream.cardtext import says_who_the_user_is
+
+    users = ["I use they/them now", "my pronouns are he/him these days", "call me Jo from now on",
+             "it's she/her for me", "i go by kit at work now", "he/him please", "we changed our surname to Reyes",
+             "btw it/its is fine by me"]
+    others = ["one of the lads on my course asked us to use they for him",
+              "my cousin is going by Ash now", "the new receptionist uses she/they",
+              "her name is Malika and she's lovely", "he/him for my nephew, he asked us to"]
+    assert [s for s in users if not says_who_the_user_is(s)] == []
+    assert [s for s in others if says_who_the_user_is(s)] == []
+
+
+def test_someone_elses_pronouns_leave_the_users_pronoun_card(real_embedder: Embedder) -> None:
+    """The whole path with the real model: the user's pronoun card stays active when a classmate's
+    pronouns come up, and is replaced when the user says theirs changed."""
+    pronouns = Card(id="c-pron01", type="fact", body="The user uses she/they pronouns.", entities=("user",),
+                    created=SAID - dt.timedelta(days=30), salience=0.7, source=Source("s-0", (2,)))
+
+    def replaced(lines: list[str]) -> set[str]:
+        window = [Message("s-1", i, "user" if i % 2 == 0 else "assistant", t, SAID + dt.timedelta(minutes=i))
+                  for i, t in enumerate(lines)]
+        ops = OfflineExtractor(real_embedder)(window, [pronouns], "", window[-1].ts).ops
+        return {op.old_id for op in ops if isinstance(op, SupersedeOp)}
+
+    assert replaced(["also someone in my pottery class asked us all to use they for them", "Good to know."]) == set()
+    assert "c-pron01" in replaced(["quick update, i use he/him now, it feels right", "Thanks for telling me."])

@@ -191,6 +191,28 @@ def told_of_someone_else(sentence: str) -> bool:
     return _OTHERS_SUBJECT.search(sentence) is not None and not _USER_SUBJECT.search(sentence)
 
 
+_SAID_OF_ME = re.compile(r"\bmy\s+(?:(?:real|full|first|last|new|actual)\s+)?(?:name|pronouns?)\b"
+                        r"|\b(?:call|calling|use|using|refer to)\b[^.!?]{0,40}\bme\b|\bfor me\b|\bi\s+go\s+by\b"
+                        r"|\bi'm\b|\bi\s+(?:use|prefer|am|now\s+use|go\s+by)\b|\b(?:by|with|to)\s+me\b",
+                        re.IGNORECASE)
+_PRONOUN_SET = re.compile(r"\b(?:he|she|they|xe|ze|it)\s*/\s*(?:him|her|them|they|she|he|xem|zir|hir|it|any)\b",
+                          re.IGNORECASE)
+
+
+def says_who_the_user_is(sentence: str) -> bool:
+    """Does the sentence say the user's name or pronouns of the user: it opens on the user ("I …",
+    "we …", after chat's openers), or says "my name", "my pronouns", "call me …", "use … for me",
+    "… for me", "i go by …"? "one of the class asked us to use they for them" speaks of the
+    user ("us") but says someone else's pronouns (stop 37). A bare pronoun set in a few
+    words ("she/her please") is the user's; "the new guy in class uses he/they" is not."""
+    if _USER_SUBJECT.search(sentence) is not None or _SAID_OF_ME.search(sentence) is not None:
+        return True
+    # a bare pronoun set in a few words ("she/her please", "he/him btw"): chat drops the "I"
+    return _PRONOUN_SET.search(sentence) is not None and len(_PRONOUN_SET.sub("", sentence).split()) <= 2 \
+        and not names_kin(sentence) and not re.search(r"\b(?:for|my|his|her|their)\b", _PRONOUN_SET.sub("", sentence),
+                                                      re.IGNORECASE)
+
+
 def names_kin(sentence: str) -> bool:
     """Does the sentence open on one of the user's people ("my dad got diagnosed ...", "so my
     flatmate ...")? Then what it states is theirs."""

@@ -39,6 +39,7 @@ from memfs.agent.dream.cardtext import (
     leans_on_previous,
     message_sentences,
     names_kin,
+    says_who_the_user_is,
     someone_else_acts,
     speaks_of_user,
     told_of_someone_else,
@@ -377,9 +378,13 @@ class LearnedExtractor(SemanticExtractor):
         slot, lead = (unit.scores[cls], unit.scores.lead(cls)) if unit.scores is not None else (1.0, 1.0)
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
-                    slot=slot, lead=lead, own=not told_of_someone_else(sentence))
+                    slot=slot, lead=lead, own=not told_of_someone_else(sentence)
+                    and (cls not in IDENTITY_SLOTS or says_who_the_user_is(sentence)))
 
 
+IDENTITY_SLOTS = frozenset({"name", "pronouns"})
+"""The single slots a card replaces only from a sentence that says it of the user
+(``cardtext.says_who_the_user_is``): someone else's name or pronouns read just like the user's."""
 REFERENT_REACH = 4
 """How many of the user's earlier messages in the session a card's he or she is looked up in."""
 
