@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 from memfs.agent.dream.extract_offline import OfflineExtractor
-from memfs.agent.dream.ops import SupersedeOp
+from memfs.agent.dream.ops import SupersedeOp, WriteOp
 
 from memfs.cards import Card, Source
 from memfs.embed import Embedder
@@ -116,3 +116,31 @@ def test_someone_elses_pronouns_leave_the_users_pronoun_card(real_embedder: Embe
 
     assert replaced(["also someone in my pottery class asked us all to use they for them", "Good to know."]) == set()
     assert "c-pron01" in replaced(["quick update, i use he/him now, it feels right", "Thanks for telling me."])
+
+
+def test_a_casual_statement_of_the_users_pronouns_or_name_is_read_as_one() -> None:
+    """Stop 37 (x-pron). New sentences; someone else's pronouns and "call me" as a request are not."""
+    from memfs.agent.dream.cardtext import states_identity
+
+    yes = ["oh and she/her pls, since you asked", "it's he/they for me these days", "Dagny's my name, after a gran",
+           "my name's ifeoma btw", "call me bex, everyone does", "they/them!"]
+    no = ["call me when you get there", "call me crazy but i like the rain", "the new lad on reception is he/they",
+          "he/him for my nephew, he asked us to", "her name is priya", "my cousin's name is Ana",
+          "someone in my class put they/them in the group chat"]
+    assert [s for s in yes if not states_identity(s)] == []
+    assert [s for s in no if states_identity(s)] == []
+
+
+def test_a_casual_pronoun_or_name_statement_becomes_a_card(real_embedder: Embedder) -> None:
+    """The card decision scored "also, they/them pls, for the record" 0.68 and "Kenelm's my name."
+    0.35 (threshold 0.70) on profile blind14 (stop 37); the user's own statement is now a card,
+    and a newcomer's pronouns still are not one."""
+    def written(line: str) -> list[str]:
+        window = [Message("s-1", 0, "assistant", "How's your week going?", SAID),
+                  Message("s-1", 1, "user", line, SAID + dt.timedelta(minutes=1))]
+        return [op.body for op in OfflineExtractor(real_embedder)(window, [], "", window[-1].ts).ops
+                if isinstance(op, WriteOp)]
+
+    assert any("xe/xem" in b for b in written("oh and xe/xem pls, for the record"))
+    assert any("Ottoline" in b for b in written("Ottoline's my name, don't wear it out"))
+    assert not any("he/him" in b for b in written("someone new at work put he/him in their email signature"))

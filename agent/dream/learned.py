@@ -42,6 +42,7 @@ from memfs.agent.dream.cardtext import (
     says_who_the_user_is,
     someone_else_acts,
     speaks_of_user,
+    states_identity,
     told_of_someone_else,
     users_own,
     write_body,
@@ -287,6 +288,10 @@ class LearnedExtractor(SemanticExtractor):
             return [], closes
         x = features(rows, self.embedder, protos)
         card, types = self.model.card(x), self.model.types(x)
+        for i, row in enumerate(rows):
+            if states_identity(row.sentence):  # the user's own pronouns or name, however casually said
+                card[i] = max(float(card[i]), min(1.0, self.model.threshold + 0.01))
+                types[i] = np.eye(len(TYPES))[TYPES.index("fact")]
         grammar = slice(len(protos.classes), len(protos.classes) + N_FLAGS)
         floor = (min(PROPOSE_FLOOR, self.model.threshold)
                  if self.verifier is not None or self.record else self.model.threshold)
@@ -357,7 +362,7 @@ class LearnedExtractor(SemanticExtractor):
         nothing yet: a question, a conditional or hedge (not a boundary), a plan without a future
         date of its own, a routine ("every Sunday"), or a plan someone else carries out."""
         sentence = unit.sentence
-        if states_nothing(sentence, kind):
+        if states_nothing(sentence, kind) and not states_identity(sentence):
             return None
         if "own" in self.gates and kind in ("fact", "preference", "plan", "event") and not users_own(sentence):
             return None
