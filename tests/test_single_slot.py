@@ -126,7 +126,7 @@ def test_a_casual_statement_of_the_users_pronouns_or_name_is_read_as_one() -> No
            "my name's ifeoma btw", "call me bex, everyone does", "they/them!"]
     no = ["call me when you get there", "call me crazy but i like the rain", "the new lad on reception is he/they",
           "he/him for my nephew, he asked us to", "her name is priya", "my cousin's name is Ana",
-          "someone in my class put they/them in the group chat"]
+          "someone in my class put they/them in the group chat", "should i go by they/them at work?"]
     assert [s for s in yes if not states_identity(s)] == []
     assert [s for s in no if states_identity(s)] == []
 

@@ -214,8 +214,8 @@ def states_identity(sentence: str) -> bool:
     """Does the sentence state the user's own pronouns or name ("also, they/them pls", "Kenelm's my
     name", "call me jo")? The card decision scored such chat-register statements under its
     threshold (0.68 and 0.35 on profile blind14, stop 37) while "I use they/them pronouns" is 0.99."""
-    if not says_who_the_user_is(sentence):
-        return False
+    if sentence.rstrip().endswith("?") or not says_who_the_user_is(sentence):
+        return False  # "should i go by they/them?" asks, it does not state
     if _PRONOUN_SET.search(sentence):
         return True
     said = _NAME_SAID.search(sentence)
