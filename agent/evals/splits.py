@@ -63,10 +63,5 @@ blind7 written at stop 32 and measured once at stop 33; blind8 written and measu
 stop 33); blind9 written and measured once at stop 33; blind10 written at stop 33 and
 measured once at stop 34; blind11 and blind12 written and measured once at stop 34; blind13
 written at stop 35 and measured once at stop 37 (200 messages); blind14 written at stop 35 and
-<<<<<<< HEAD
-measured once at stop 37; blind15 written at stop 36 and measured once at stop 37; none is tuned
-on."""
-=======
-measured once at stop 37; blind15 written at stop 36 and not yet measured; blind16
+measured once at stop 37; blind15 written at stop 36 and measured once at stop 37; blind16
 written at stop 37 and not yet measured; none is tuned on."""
->>>>>>> w-p16
