@@ -26,36 +26,43 @@ from functools import lru_cache
 from pathlib import Path
 
 from memfs.agent.dream.dates import MONTHS, WEEKDAYS
+from memfs.agent.dream.rules.lexicon import FAMILY_RELS, KIN_ADJECTIVES, PARTNER_RELS, STOPWORDS
 
-MALE = frozenset({"dad", "father", "grandad", "granddad", "grandpa", "grandfather", "brother", "son", "uncle",
-                  "husband", "boyfriend", "nephew", "stepdad", "stepfather", "fiance", "fiancé"})
-FEMALE = frozenset({"mum", "mom", "mother", "grandma", "gran", "granny", "nan", "nana", "grandmother", "sister",
-                    "daughter", "aunt", "auntie", "wife", "girlfriend", "niece", "stepmum", "stepmom",
-                    "stepmother", "fiancee", "fiancée"})
-EITHER = frozenset({"friend", "mate", "boss", "manager", "partner", "flatmate", "housemate", "roommate",
-                    "colleague", "cousin", "neighbour", "neighbor", "teacher", "doctor", "therapist", "coach"})
+
+def _words(alternatives: str) -> frozenset[str]:
+    """The one-word entries of a ``rules.lexicon`` alternation ("best friend|friend|…")."""
+    return frozenset(w for w in alternatives.split("|") if " " not in w)
+
+
+MALE = frozenset({"dad", "father", "grandad", "granddad", "grandpa", "grandfather", "gramps", "brother", "son",
+                  "uncle", "husband", "boyfriend", "nephew", "stepdad", "stepfather", "stepson", "godson", "grandson",
+                  "half-brother", "father-in-law", "brother-in-law", "fiance", "fiancé"})
+FEMALE = frozenset({"mum", "mom", "mother", "grandma", "gran", "granny", "nan", "nana", "nanna", "nonna",
+                    "grandmother", "sister", "daughter", "aunt", "auntie", "wife", "girlfriend", "niece", "stepmum",
+                    "stepmom", "stepmother", "stepdaughter", "goddaughter", "granddaughter", "half-sister",
+                    "mother-in-law", "sister-in-law", "fiancee", "fiancée"})
+_MODIFIERS = _words(KIN_ADJECTIVES) | {"best", "old", "step", "half"}
+KIN = (_words(FAMILY_RELS) | _words(PARTNER_RELS) | MALE | FEMALE
+       | {"mate", "neighbour", "neighbor", "teacher", "doctor", "therapist", "coach"}) - _MODIFIERS
+"""The user's people (``rules.lexicon``'s family and partner words, and a few roles); a kin word
+of ``MALE`` or ``FEMALE`` carries its gender, any other fits either pronoun."""
 PETS = frozenset({"dog", "cat", "puppy", "kitten", "horse", "pony", "tortoise", "rabbit", "bunny", "parrot",
                   "budgie", "hamster", "gerbil", "ferret", "goat", "donkey"})
-KIN = MALE | FEMALE | EITHER
-_NOT_NAMES = frozenset({"and", "but", "who", "was", "is", "has", "had", "says", "said", "just", "got", "will", "can",
-                        "the", "for", "from", "with", "again", "still", "also", "never", "always", "really", "told",
-                        "that", "this", "here", "there", "now", "too", "over", "back", "since", "because", "when",
-                        "though", "tho", "lol", "not", "they", "she", "he", "his", "her", "him", "our", "your", "all",
-                        "any", "one", "about", "in", "at", "on", "to", "of", "a", "an", "or", "so", "as",
-                        "did", "does", "do", "would", "could", "should", "might", "gets", "went", "came", "made"})
+_NOT_NAMES = STOPWORDS | {"who's", "he's", "she's", "they're", "we're", "you're", "says", "said", "told", "again",
+                          "never", "always", "since", "because", "though", "tho", "one", "gets", "went", "came",
+                          "made", "might"}
+"""Words that are never a person's name: function words (``rules.lexicon.STOPWORDS``) and verbs that
+follow a kin word ("my sister said …")."""
 _WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ'-]*")
 _PRONOUN = re.compile(r"\b(he|she|him|her|his|hers)\b(?:'(s|ll|d))?", re.IGNORECASE)
 _MALE_PRONOUNS = frozenset({"he", "him", "his"})
 _HAS_BEEN = re.compile(r"^\s*(?:got|been|gotten)\b")
 _PARTICIPLE = re.compile(r"^\s*(?:\w+ed|been|gone|got|had|done|seen|left|made|taken|given|known|told)\b")
-_MODIFIERS = frozenset({"little", "big", "older", "younger", "best", "twin", "step", "old", "new", "baby", "half"})
 _CALENDAR = frozenset([*WEEKDAYS, *MONTHS])
 _ACTS = re.compile(r"\b([A-Z][a-z]+)(?:'s|\s+is|\s+was)?\s+(?:visiting|coming|says|said|told|texted|called|rang|"
                    r"reckons|thinks|asked|wants)\b")
 """A capitalised name doing what people do ("Maya's visiting", "Sam said"), not a place."""
 _OTHERS = frozenset({"his", "her", "their", "a", "an", "the", "your", "whose"})
-_STARTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "the", "a", "an", "my", "our", "we", "it", "it's", "he",
-                     "she", "they", "you", "he's", "she's", "they're", "we're", "you're"})
 
 
 @dataclass(frozen=True)
@@ -132,8 +139,7 @@ def mentions(text: str, known: dict[str, str], vocab: frozenset[str], body: bool
         elif low in known:
             name = word.removesuffix("'s").removesuffix("’s").capitalize()
             out.append(Person(name, known[low], name))
-        elif low in _STARTS or low in _NOT_NAMES or low == "user" or low in _CALENDAR \
-                or low.removesuffix("s") in _CALENDAR:
+        elif low in _NOT_NAMES or low.removesuffix("s") in _CALENDAR or low in _CALENDAR:
             pass
         elif word[0].isupper() and (not initial[i] or low not in vocab):
             out.append(BLOCK)  # a name or a place we cannot tell apart
@@ -149,7 +155,7 @@ def people_known(texts: Iterable[str], names: Iterable[str] = ()) -> dict[str, s
     with the gender a kin word gives, and ``names`` (an active relationship card's people);
     lowercased name -> gender."""
     vocab = vocabulary() or frozenset()
-    known: dict[str, str] = {name.lower(): "" for name in names if name.lower() not in _STARTS | {"user"}}
+    known: dict[str, str] = {name.lower(): "" for name in names if name.lower() not in _NOT_NAMES}
     for text in texts:
         words = _WORD.findall(text)
         for i, word in enumerate(words):
@@ -165,7 +171,7 @@ def people_known(texts: Iterable[str], names: Iterable[str] = ()) -> dict[str, s
         for m in _ACTS.finditer(text):
             known.setdefault(m.group(1).lower(), "")
     return {name: gender for name, gender in known.items()
-            if name not in _STARTS and name not in _NOT_NAMES and name not in KIN and name not in _CALENDAR}
+            if name not in _NOT_NAMES and name not in KIN and name not in _CALENDAR}
 
 
 def referent(pronoun: str, before: Sequence[str], known: dict[str, str], vocab: frozenset[str]) -> Person | None:
