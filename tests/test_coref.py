@@ -68,10 +68,10 @@ def test_a_relationship_cards_people_are_known_and_the_assistant_is_not_read(rea
     from memfs.agent.dream.extract_semantic import Cand
 
     cand = Cand("relationship", "relationship", "It's been a rough term for her.", window[2], 0.65,
-                real_embedder.embed(["x"])[0])
+                real_embedder.embed(["x"])[0], sentence="It's been a rough term for her.")
     sister = Card(id="c-1", type="relationship", body="Maya is Alex's sister.", entities=("Alex", "Maya"),
                   created=ts)
-    name_people([(cand, "It's been a rough term for her.")], window, [sister])
+    name_people([cand], window, [sister])
     assert cand.body == "It's been a rough term for her (Maya)."
     assert "Maya" in cand.entities
 

@@ -98,6 +98,9 @@ class Cand:
     """Is the sentence the user's, not told of someone else (``cardtext.told_of_someone_else``)?
     Only then may it replace the user's name, pronouns, job or home whatever the similarity:
     "my mate's relocating to coimbra" reads as a home, but not the user's (stop 34, s-owner2)."""
+    sentence: str = ""
+    """The user's sentence the card was written from, when one was (``learned.name_people`` reads
+    the messages before it)."""
 
 
 class SemanticExtractor:

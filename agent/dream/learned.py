@@ -295,12 +295,10 @@ class LearnedExtractor(SemanticExtractor):
         grammar = slice(len(protos.classes), len(protos.classes) + N_FLAGS)
         floor = (min(PROPOSE_FLOOR, self.model.threshold)
                  if self.verifier is not None or self.record else self.model.threshold)
-        said: dict[int, str] = {}  # a candidate's sentence, where ``name_people`` looks back from
         proposed = [Proposal(c, float(p), self.model.threshold, t, xr[grammar])
                     for unit, row, p, t, xr in zip(sentence_units, rows, card, types, x, strict=True)
                     if p >= floor and unit.sentence not in cancelled
-                    and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))
-                    and said.setdefault(id(c), unit.sentence)]
+                    and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
         bar = self.verifier.floor if self.verifier is not None else self.model.threshold
         chosen = [p for p in proposed if p.card_p >= bar]
         people = [Proposal(c, 1.0, self.model.threshold, np.eye(len(TYPES))[TYPES.index("relationship")],
@@ -310,7 +308,7 @@ class LearnedExtractor(SemanticExtractor):
         chosen += people
         if self.verifier is not None:
             chosen = self.verifier.keep(chosen, self.embedder, TYPES)
-        name_people([(p.cand, said[id(p.cand)]) for p in chosen if not p.people], window, active)
+        name_people([p.cand for p in chosen if not p.people], window, active)
         return [p.cand for p in chosen], closes
 
     def _people(self, units: Sequence[Unit], cands: Sequence[Cand], protos: Prototypes) -> list[Cand]:
@@ -384,7 +382,7 @@ class LearnedExtractor(SemanticExtractor):
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
                     slot=slot, lead=lead, own=not told_of_someone_else(sentence)
-                    and (cls not in IDENTITY_SLOTS or says_who_the_user_is(sentence)))
+                    and (cls not in IDENTITY_SLOTS or says_who_the_user_is(sentence)), sentence=sentence)
 
 
 IDENTITY_SLOTS = frozenset({"name", "pronouns"})
@@ -394,22 +392,22 @@ REFERENT_REACH = 4
 """How many of the user's earlier messages in the session a card's he or she is looked up in."""
 
 
-def name_people(cands: Sequence[tuple[Cand, str]], window: Sequence[MessageLike], active: Sequence[Card]) -> None:
-    """Write into each card (with the sentence it was written from) the person its unnamed he or
-    she is (``coref.name_in_body``), looked up in the session's messages before the sentence and
-    the sentences of its message up to it."""
+def name_people(cands: Sequence[Cand], window: Sequence[MessageLike], active: Sequence[Card]) -> None:
+    """Write into each card the person its unnamed he or she is (``coref.name_in_body``), looked
+    up in the session's messages before the card's sentence and the sentences of its message up
+    to it."""
     if not cands:
         return
     relationships = [c for c in active if c.type == "relationship"]
     from_cards = people_known([c.body for c in relationships], [e for c in relationships for e in c.entities])
     position = {id(m): i for i, m in enumerate(window)}
-    for cand, sentence in cands:
+    for cand in cands:
         at = position.get(id(cand.msg))
         if at is None:
             continue
         earlier = [m.content for m in window[:at] if m.session == cand.msg.session and m.role == "user"][-REFERENT_REACH:]
         said = message_sentences(cand.msg.content)
-        before = [*earlier, *(said[: said.index(sentence)] if sentence in said else [])]
+        before = [*earlier, *(said[: said.index(cand.sentence)] if cand.sentence in said else [])]
         body, name = name_in_body(cand.body, before, {**from_cards, **people_known(before)})
         if body != cand.body:
             cand.body = body
