@@ -192,8 +192,8 @@ def told_of_someone_else(sentence: str) -> bool:
 
 
 _SAID_OF_ME = re.compile(r"\bmy\s+(?:(?:real|full|first|last|new|actual)\s+)?(?:name|pronouns?)\b"
-                        r"|\b(?:call|calling|use|using|refer to)\b[^.!?]{0,40}\bme\b|\bfor me\b|\bi\s+go\s+by\b"
-                        r"|\bi'm\b|\bi\s+(?:use|prefer|am|now\s+use|go\s+by)\b|\b(?:by|with|to)\s+me\b",
+                        r"|\b(?:call|calling|use|using|refer to)\b[^.!?]{0,40}\bme\b|\b(?:for|by|with|to)\s+me\b"
+                        r"|\bi'm\b|\bi\s+(?:use|prefer|am|now\s+use|go\s+by)\b",
                         re.IGNORECASE)
 _PRONOUN_SET = re.compile(r"\b(?:he|she|they|xe|ze|it)\s*/\s*(?:him|her|them|they|she|he|xem|zir|hir|it|any)\b",
                           re.IGNORECASE)
