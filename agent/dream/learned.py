@@ -66,6 +66,14 @@ TYPES = ("fact", "relationship", "preference", "boundary", "plan", "event")
 PROPOSE_FLOOR = 0.3
 """The card probability from which a sentence's card is proposed to the verifier (and recorded
 for its fit); without a verifier the first stage's own ``threshold`` decides."""
+PROFILE_CLASSES = frozenset({"name", "pronouns", "job", "home", "partner", "family", "pet", "health", "diet",
+                             "boundary"})
+"""The prototype classes of the profile's slots (``summary.py``): who the user is, what binds them."""
+PROFILE_THRESHOLD: float | None = None
+"""The card probability a sentence whose best prototype class is one of ``PROFILE_CLASSES`` must
+reach, instead of the model's ``threshold`` (None: the model's). Standing facts said in chat register
+score just under the one threshold ("my dog's a borzoi called dorian." 0.49; stop 36), and the
+profile is where a missing one costs most (stop 38, x-thresh)."""
 PLAN_OFF_MARGIN: float | None = 0.04
 """A plan card is not written when its sentence's ``polarity.off_score`` is above this (the
 sentence reads more as a plan called off, skipped, missed or wished for than as one that is on);
@@ -243,7 +251,8 @@ class LearnedExtractor(SemanticExtractor):
     sentences are cards and of what type; the rest is ``SemanticExtractor``'s."""
 
     def __init__(self, embedder: Embedder, model: Model | None = None, verifier: Verifier | None = None,
-                 plan_off: float | None | str = "shipped", record: bool = False, gates: frozenset[str] = frozenset()) -> None:
+                 plan_off: float | None | str = "shipped", record: bool = False, gates: frozenset[str] = frozenset(),
+                 profile_threshold: float | None | str = "shipped") -> None:
         """Without ``model``, the shipped first stage and the shipped verifier (``verify.py``,
         when ``data/verifier.npz`` exists); with one, only the ``verifier`` given, if any.
         ``plan_off``: the polarity margin of plan cards (default ``PLAN_OFF_MARGIN``).
@@ -259,6 +268,8 @@ class LearnedExtractor(SemanticExtractor):
         that tells one past episode (a single day at or before the message's, or told in the
         past tense with no date): what happened once is not a standing fact."""
         self.plan_off = PLAN_OFF_MARGIN if plan_off == "shipped" else plan_off
+        self.profile_threshold = PROFILE_THRESHOLD if profile_threshold == "shipped" else profile_threshold
+        """``PROFILE_THRESHOLD`` unless given (None: the model's ``threshold`` for every sentence)."""
         self.verifier = verifier if model is not None else verifier or shipped_verifier()
         self.model = model or shipped_model()
         self.proposed: list[Proposal] = []
@@ -293,14 +304,13 @@ class LearnedExtractor(SemanticExtractor):
                 card[i] = max(float(card[i]), min(1.0, self.model.threshold + 0.01))
                 types[i] = np.eye(len(TYPES))[TYPES.index("fact")]
         grammar = slice(len(protos.classes), len(protos.classes) + N_FLAGS)
-        floor = (min(PROPOSE_FLOOR, self.model.threshold)
-                 if self.verifier is not None or self.record else self.model.threshold)
-        proposed = [Proposal(c, float(p), self.model.threshold, t, xr[grammar])
-                    for unit, row, p, t, xr in zip(sentence_units, rows, card, types, x, strict=True)
-                    if p >= floor and unit.sentence not in cancelled
+        needs = [self._threshold(unit) for unit in sentence_units]
+        low = self.verifier is not None or self.record
+        proposed = [Proposal(c, float(p), need, t, xr[grammar])
+                    for unit, row, p, t, xr, need in zip(sentence_units, rows, card, types, x, needs, strict=True)
+                    if p >= (min(PROPOSE_FLOOR, need) if low else need) and unit.sentence not in cancelled
                     and (c := self._typed(unit, row, t, vec_of[id(unit)], protos))]
-        bar = self.verifier.floor if self.verifier is not None else self.model.threshold
-        chosen = [p for p in proposed if p.card_p >= bar]
+        chosen = [p for p in proposed if p.card_p >= (self.verifier.floor if self.verifier is not None else p.threshold)]
         people = [Proposal(c, 1.0, self.model.threshold, np.eye(len(TYPES))[TYPES.index("relationship")],
                            np.zeros(N_FLAGS, dtype=np.float32), people=True)
                   for c in self._people(sentence_units, [p.cand for p in chosen], protos)]
@@ -310,6 +320,14 @@ class LearnedExtractor(SemanticExtractor):
             chosen = self.verifier.keep(chosen, self.embedder, TYPES)
         name_people([p.cand for p in chosen if not p.people], window, active)
         return [p.cand for p in chosen], closes
+
+    def _threshold(self, unit: Unit) -> float:
+        """The card probability ``unit``'s sentence must reach: ``profile_threshold`` when its best
+        prototype class is a profile slot's, else the model's."""
+        if self.profile_threshold is None or unit.scores is None \
+                or unit.scores.best()[0] not in PROFILE_CLASSES:
+            return self.model.threshold
+        return self.profile_threshold
 
     def _people(self, units: Sequence[Unit], cands: Sequence[Cand], protos: Prototypes) -> list[Cand]:
         """A relationship card for each of the user's people named in passing ("my cousin aroha
