@@ -97,7 +97,10 @@ are not limits, so that length does not give a constraint away) at stop 35, like
 constraints short) and ``data/constraint_bank25.json`` (35 new topics, 9 of them decoys, most user
 lines long) at stop 36, likewise; ``data/constraint_probes26.jsonl`` (split ``blind26``, the same
 shape) and ``data/constraint_bank26.json`` (35 new topics, 9 of them decoys, most user lines long
-questions and requests to the assistant, with assistant-style replies) at stop 36, likewise.
+questions and requests to the assistant, with assistant-style replies) at stop 36, likewise;
+``data/constraint_probes27.jsonl`` (split ``blind27``, the same shape as blind25) and
+``data/constraint_bank27.json`` (35 new topics, 9 of them decoys, chat between friends as blind25's,
+most user lines long) at stop 38, likewise.
 """
 
 from __future__ import annotations
