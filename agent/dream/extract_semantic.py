@@ -53,9 +53,11 @@ from memfs.agent.dream.prototypes import Prototypes, Scores, Thresholds, load_pr
 from memfs.agent.dream.rules.lexicon import HEDGE, HYPOTHETICAL
 from memfs.agent.dream.rules.text import first_person, names_in
 from memfs.agent.dream.summary import rewrite_summary
+from memfs.agent.dream.supersede import Decider
+from memfs.agent.dream.supersede import shipped_model as shipped_supersede
 
 from memfs.cards import Card
-from memfs.embed import Embedder
+from memfs.embed import DEFAULT_MODEL, Embedder
 
 PERSONAL = {"family", "partner", "family_event", "pet", "boundary"}
 """Classes a sentence may yield when the user is not its subject (a card about that person or
@@ -106,6 +108,10 @@ class Cand:
 class SemanticExtractor:
     """``extractor(window, cards, summary, now) -> Extraction`` backed by an embedder."""
 
+    learned_supersede = True
+    """Ask the learned supersede decision when the slot rule finds no card to replace (stop 38,
+    x-sup); a fit or a bench switches it off on an instance."""
+
     def __init__(self, embedder: Embedder, thresholds: Thresholds | None = None) -> None:
         self.embedder = embedder
         self.thresholds = thresholds
@@ -123,7 +129,8 @@ class SemanticExtractor:
         card_classes = [s.best()[0] for s in protos.score(card_vecs)]
         cands, closes = self.propose(window, units, unit_vecs, protos, active, card_vecs)
         single = frozenset(name for name, cls in protos.classes.items() if cls.single)
-        ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds, single)
+        ops = _resolve(_dedupe(cands, protos.thresholds), active, card_vecs, card_classes, protos.thresholds, single,
+                       self.decider(protos, active, card_vecs, single))
         used = {t for op in ops for t in _targets(op)}
         ops += [c for c in closes if c.id not in used]
         used |= {c.id for c in closes}
@@ -132,6 +139,15 @@ class SemanticExtractor:
         ops += [ExpireOp(id=c.id) for c in active
                 if c.id not in used and c.expires is not None and c.expires < now.date()]
         return Extraction(summary=rewrite_summary(summary, window, ops, active, now.date()), ops=ops)
+
+    def decider(self, protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray,
+                single: frozenset[str]) -> Decider | None:
+        """The learned supersede decision (``supersede.py``) when it is shipped and reads this
+        embedder's vectors (it was fit on all-MiniLM-L6-v2's cosines); else the slot rule alone."""
+        model = shipped_supersede() if self.learned_supersede else None
+        if model is None or self.embedder.name != DEFAULT_MODEL or not active:
+            return None
+        return Decider(model, protos, self.embedder, active, card_vecs, single)
 
     def propose(self, window: Sequence[MessageLike], units: list[Unit], unit_vecs: np.ndarray,
                 protos: Prototypes, active: Sequence[Card], card_vecs: np.ndarray) -> tuple[list[Cand], list[CloseOp]]:
@@ -295,9 +311,10 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
 
 
 def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, card_classes: Sequence[str],
-             th: Thresholds, single: frozenset[str]) -> list[Op]:
+             th: Thresholds, single: frozenset[str], decide: Decider | None = None) -> list[Op]:
     """Each candidate against the active cards: already known, a supersede, or a new card.
-    ``single``: the single-valued slots (the prototypes' ``single`` flag)."""
+    ``single``: the single-valued slots (the prototypes' ``single`` flag); ``decide``: the learned
+    supersede decision, asked when the slot rule finds nothing."""
     ops: list[Op] = []
     used: set[str] = set()
     for c in cands:
@@ -305,6 +322,11 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
         if len(sims) and float(sims.max()) >= th.duplicate:
             continue
         old = _replaced(c, active, sims, card_classes, th, used, single)
+        if old is None and decide is not None and c.type in ("fact", "relationship", "preference"):
+            p = decide(c, sims)
+            p = np.where([card.id in used for card in active], 0.0, p)
+            if len(p) and float(p.max()) >= decide.model.threshold:
+                old = active[int(np.argmax(p))]
         fields = {"type": c.type, "body": c.body, "entities": c.entities, "salience": round(c.salience, 2),
                   "valid_from": c.valid_from, "expires": c.expires, "turns": tuple(sorted(c.turns)),
                   "session": c.msg.session}
