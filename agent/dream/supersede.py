@@ -34,6 +34,40 @@ from memfs.embed import Embedder
 DATA_PATH = Path(__file__).parent / "data" / "supersede.npz"
 KINDS = ("fact", "relationship", "preference")
 """The types of old card the decision may replace: a plan or an event is retired, not replaced."""
+CHANGED = ("I don't work there anymore.", "I left that job.", "I quit my job.", "I was let go.", "I retired.",
+           "I moved away.", "I don't live there anymore.", "I've moved house.", "We moved to a new place.",
+           "We broke up.", "We're not together anymore.", "We split up.", "It's over between us.",
+           "We got divorced.", "We got engaged.", "We got married.", "I changed my name.",
+           "I go by a different name now.", "I use different pronouns now.", "I stopped doing that.",
+           "I gave it up.", "I started a new job.", "I don't do that any more.", "That's all in the past now.",
+           "Not anymore.")
+"""A standing fact of the user's that changed or ended, in general words (no slot's value)."""
+KEPT = ("I still work there.", "I'm still at the same job.", "I still live in the same place.",
+        "We're still together.", "Nothing has changed.", "Same as always.", "It's the same as ever.",
+        "I'm staying where I am.", "Still going strong.", "As usual.", "Things are fine there.",
+        "I still do that every week.", "Someone I know is moving.", "My friend changed jobs.",
+        "A friend of mine split up with her boyfriend.", "Their family is visiting.",
+        "We're having people over this weekend.")
+"""What stays as it was, and other people's changes: talk that names the old card's things."""
+_CHANGE_VECTORS: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def change_score(vectors: np.ndarray, embedder: Embedder) -> np.ndarray:
+    """Per row (L2-normalised sentence embeddings): how much more it reads as a standing fact that
+    changed or ended (``CHANGED``) than as one that stays or as someone else's (``KEPT``); the mean
+    of the two best cosines of each."""
+    if embedder.name not in _CHANGE_VECTORS:
+        _CHANGE_VECTORS[embedder.name] = (np.asarray(embedder.embed(list(CHANGED)), dtype=np.float32),
+                                          np.asarray(embedder.embed(list(KEPT)), dtype=np.float32))
+    changed, kept = _CHANGE_VECTORS[embedder.name]
+    v = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+
+    def top2(sims: np.ndarray) -> np.ndarray:
+        return np.sort(sims, axis=1)[:, -2:].mean(axis=1)
+
+    return np.asarray(top2(v @ changed.T) - top2(v @ kept.T), dtype=np.float32)
+
+
 _WORD = re.compile(r"[^\W\d_][\w'-]{2,}")
 _NOT_CONTENT = frozenset({"user", "user's", "users", "their", "they", "them", "works", "lives", "live", "work",
                           "uses", "likes", "name", "named", "called"})
@@ -56,11 +90,12 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOPWORDS and w not in _NOT_CONTENT and len(w) > 2)
 
 
-N_FEATURES = 14
+N_FEATURES = 16
 
 
-def features(cand: Candidate, cand_scores: Scores, off: float, card: Card, card_words: frozenset[str],
-             card_scores: Scores, sim: float, nearest: bool, single: frozenset[str]) -> np.ndarray:
+def features(cand: Candidate, cand_scores: Scores, off: float, change: float, card: Card,
+             card_words: frozenset[str], card_scores: Scores, sim: float, nearest: bool,
+             single: frozenset[str]) -> np.ndarray:
     """One row: how near the two are, whether the candidate names what the old card is about,
     whether both read as one single slot, whether the sentence reads as an ending, and whose."""
     said = content_words(cand.sentence or cand.body)
@@ -82,6 +117,8 @@ def features(cand: Candidate, cand_scores: Scores, off: float, card: Card, card_
         float(card.type == "relationship"),
         float(cand.type == "relationship"),
         float(shared > 0) * off,
+        change * 10.0,
+        float(shared > 0) * change * 10.0,
     ], dtype=np.float32)
 
 
@@ -140,8 +177,10 @@ class Decider:
         vec = np.asarray(cand.vector, dtype=np.float32)[None, :]
         cand_scores = self.protos.score(vec)[0]
         off = float(off_score(vec, self.embedder)[0])
+        change = float(change_score(vec, self.embedder)[0])
         top = int(np.argmax(sims)) if len(sims) else -1
-        return np.stack([features(cand, cand_scores, off, card, words, scores, float(sims[i]), i == top, self.single)
+        return np.stack([features(cand, cand_scores, off, change, card, words, scores, float(sims[i]), i == top,
+                                  self.single)
                          for i, (card, words, scores) in enumerate(zip(self.active, self.card_words,
                                                                        self.card_scores, strict=True))]) \
             if len(self.active) else np.zeros((0, N_FEATURES), dtype=np.float32)
