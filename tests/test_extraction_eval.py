@@ -74,35 +74,12 @@ def test_the_blind21_to_blind34_windows_load(split: str, prefix: str) -> None:
     assert all(any(w.expected[k] for w in windows) for k in ("supersede", "retire", "merge"))
 
 
-def test_blind33_is_unmeasured() -> None:
-    """blind33 (written at stop 37, after blind32 was measured, leaning on pronouns that point
-    back to someone named earlier, in mostly standard English) is still blind: no fit or estimate
-    reads it, the default run leaves it out, and it carries at least 50 forbidden cards. Nothing
-    here runs an extractor on it or scores it."""
-    assert "blind33" in devset.never() and "blind33" not in devset.MEASURED
-    assert not any(w.split == "blind33" for w in ev.select(ev.load_dataset(), ""))
-    windows = [w for w in ev.load_dataset() if w.split == "blind33"]
-    assert sum(len(w.expected["forbidden"]) for w in windows) >= 50
-
-
-def test_blind34_is_unmeasured() -> None:
-    """blind34 (written at stop 38, about knowing which fact is still true: at least 20 expected
-    supersedes of job, home, partner, name, pronouns and ending habits, beside decoys that must
-    not supersede) is still blind: no fit or estimate reads it, the default run leaves it out,
-    and it carries at least 50 forbidden cards. Nothing here runs an extractor on it or scores it."""
-    assert "blind34" in devset.never() and "blind34" not in devset.MEASURED
-    assert not any(w.split == "blind34" for w in ev.select(ev.load_dataset(), ""))
-    windows = [w for w in ev.load_dataset() if w.split == "blind34"]
-    assert sum(len(w.expected["forbidden"]) for w in windows) >= 50
-    assert sum(len(w.expected["supersede"]) for w in windows) >= 20
-
-
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
-                                   "blind28", "blind29", "blind30", "blind31", "blind32"])
+                                   "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
-    """blind22 to blind28 (each measured once, at stops 32 to 34), blind29 to blind32 (at stop 37)
-    are dev now: fits and estimates may read them, and the default run still leaves them out
-    (they are in ``BLIND``)."""
+    """blind22 to blind28 (each measured once, at stops 32 to 34), blind29 to blind32 (at stop 37),
+    blind33 and blind34 (at stop 38) are dev now: fits and estimates may read them, and the default
+    run still leaves them out (they are in ``BLIND``)."""
     assert split in devset.MEASURED and split not in devset.never()
     assert any(w.split == split for w in devset.dev_windows())
     assert not any(w.split == split for w in ev.select(ev.load_dataset(), ""))
