@@ -167,6 +167,20 @@ class ConstraintWeights:
     model, 0.94) took a place slot from another domain's limit in
     ``tests/test_constraint_candidates.py``; out of fold on blind18-22, 0.5 and 1.0 gave 119 and 126
     of 200 at 1,600 messages against c-limit's 113."""
+    ask_pool: int = 40
+    """Besides those, this many candidates best by the second learned model
+    (``PairIndex.learned_ask``, fit with questions to an assistant as chat) and at or above
+    ``learned_bar``. In real chat with an assistant the first model's best 40 are long
+    questions to it (of 280 limits planted in LongMemEval's chat, 73 reached the context);
+    the second model misses long, explanatory limits in chat between friends. Each pool
+    holds what the other misses (stop 38, c-mix)."""
+    ask_mix: float = 0.5
+    """The learned probability in the score is the first model's times ``1 - ask_mix`` plus
+    the second's times ``ask_mix``. Out of fold on blind18-24 (280 limits, stop 38), against the
+    first model alone: in LongMemEval's chat with an assistant 70 -> 88 in context with the
+    second pool and ``ask_mix`` 0, 122 with 0.5; in the sets' chat between friends 177 -> 177 / 173
+    at 1,600 messages and 188 -> 188 / 184 at 200. Judged once on the fresh blind26 (questions to
+    the assistant) and blind27 (chat between friends): 17 -> 20 and 25 -> 25 at 1,600 messages."""
     reference: int = 160
     """The copies are counted among the candidates best by the limit score, this many
     (twice ``pool``: a copy just outside the pool still counts), so the count costs the
@@ -315,7 +329,9 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
         return []
     request, per_domain, standing = _closeness(index, rows, q.text, w)
     limit = index.limit[rows]
-    fitted = 1.0 / (1.0 + np.exp(-np.clip(index.learned[rows], -30.0, 30.0)))
+    fitted = _probability(index.learned[rows])
+    if w.ask_mix:
+        fitted = (1.0 - w.ask_mix) * fitted + w.ask_mix * _probability(index.learned_ask[rows])
     # float32 BLAS on one thread (``constraint_search``): simsimd's float16 product took
     # 1.7 ms for these 80 x 160 cosines against 0.4 ms
     near = np.asarray(index.vectors[rows], dtype=np.float32) \
@@ -371,8 +387,17 @@ def _candidates(index: PairIndex, q: Query, w: ConstraintWeights) -> tuple[
                            w.learned_pool)
         pool = np.union1d(pool, learned)
         reference = np.union1d(reference, learned)
+    if w.ask_pool > 0:
+        asked = _best_by(index.learned_ask,
+                         np.flatnonzero(eligible & (index.learned_ask >= w.learned_bar)), w.ask_pool)
+        pool = np.union1d(pool, asked)
+        reference = np.union1d(reference, asked)
     said = reference[index.kinds[reference] == KIND_CODES["message"]]
     return pool, said, groups
+
+
+def _probability(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0))), dtype=np.float32)
 
 
 def _best_by(score: npt.NDArray[np.float32], rows: npt.NDArray[np.int64],

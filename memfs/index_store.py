@@ -31,10 +31,11 @@ from memfs.lock import pair_lock
 from memfs.pair_index import PairIndex, _Cursor, index_folder
 from memfs.ranking import BM25
 
-STATE_VERSION = 6
+STATE_VERSION = 7
 """4: rows carry write-time salience and duplicate keys (issue 12). 5: and the write-time
 limit score (``PairIndex.limit``, issue 12 sixth round). 6: and the learned limit score
-(``PairIndex.learned``, stop 35): an older snapshot is rebuilt."""
+(``PairIndex.learned``, stop 35). 7: and the second one (``PairIndex.learned_ask``, stop
+38): an older snapshot is rebuilt."""
 
 def read_state(folder: Path) -> dict[str, Any] | None:
     """``state.json`` of this version, or None when missing, foreign, partial or damaged."""
@@ -113,7 +114,7 @@ def save_snapshot(index: PairIndex) -> None:
     arrays: dict[str, Any] = {"kinds": index.kinds, "status": index.status,
                               "expires": index.expires, "live": live,
                               "salience": index.salience, "limit": index.limit,
-                              "learned": index.learned,
+                              "learned": index.learned, "learned_ask": index.learned_ask,
                               "dupkeys": index.dupkeys,
                               "piece_parent": index.pieces.parent,
                               "piece_vectors": index.pieces.vectors,
@@ -186,7 +187,8 @@ def _read_snapshot(folder: Path, manifest: dict[str, Any]) -> _Loaded:
     bm25 = BM25.from_arrays(arrays)
     if len(table) != rows or len(bm25) != rows or any(
             len(arrays[k]) != rows for k in ("kinds", "status", "expires", "live", "salience",
-                                             "limit", "learned", "dupkeys")):
+                                             "limit", "learned", "learned_ask",
+                                             "dupkeys")):
         raise ValueError("snapshot: parts of different lengths")
     parent = arrays["piece_parent"]
     if (len(parent) != len(arrays["piece_vectors"]) or (len(parent) and (
@@ -216,6 +218,7 @@ def _install(index: PairIndex, manifest: dict[str, Any], table: ItemTable, bm25:
     index.salience = np.array(arrays["salience"], dtype=np.float32)
     index.limit = np.array(arrays["limit"], dtype=np.float32)
     index.learned = np.array(arrays["learned"], dtype=np.float32)
+    index.learned_ask = np.array(arrays["learned_ask"], dtype=np.float32)
     index.dupkeys = np.array(arrays["dupkeys"], dtype=np.int64)
     index.times = np.array(table.column("time"), dtype=np.float64)
     index.groups.invalidate()

@@ -74,6 +74,9 @@ class PairIndex:
         """Per row, fixed when the row is written: the learned limit model's logit for the
         user's messages (``memfs.salience.learned_limit``); the constraint search's other
         candidates."""
+        self.learned_ask = np.zeros(0, dtype=np.float32)
+        """The same, by the second limit regression (``LimitWeights.aw``: fit with questions
+        to an assistant as chat)."""
         self.dupkeys = np.zeros(0, dtype=np.int64)
         """Per row: the message's duplicate key (``memfs.dedupe``), 0 for other rows."""
         self.times = np.zeros(0, dtype=np.float64)
@@ -184,10 +187,12 @@ class PairIndex:
                     for i in add]
         limit = message_limit(speakers, vectors, salience, self.cached_embedder())
         learned = learned_limit(speakers, vectors)
+        learned_ask = learned_limit(speakers, vectors, asked=True)
         keys = [dup_key(i.role, i.text) if i.kind == "message" else 0 for i in add]
         self.salience = _grow(self.salience, salience)
         self.limit = _grow(self.limit, limit)
         self.learned = _grow(self.learned, learned)
+        self.learned_ask = _grow(self.learned_ask, learned_ask)
         self.dupkeys = _grow(self.dupkeys, np.array(keys, dtype=np.int64))
         self.times = _grow(self.times, np.array([i.time for i in add], dtype=np.float64))
         self.groups.append(self.dupkeys, keys, [i.time for i in add])
@@ -212,6 +217,7 @@ class PairIndex:
         self.salience, self.dupkeys = np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
         self.limit = np.zeros(0, dtype=np.float32)
         self.learned = np.zeros(0, dtype=np.float32)
+        self.learned_ask = np.zeros(0, dtype=np.float32)
         self.times = np.zeros(0, dtype=np.float64)
         self.groups, self.links = DupGroups(), TurnLinks()
         self.pieces = Pieces.empty(self.embedder.dim)

@@ -176,6 +176,12 @@ class LimitWeights:
     b: float
     dw: npt.NDArray[np.float32] | None = None
     db: npt.NDArray[np.float32] | None = None
+    aw: npt.NDArray[np.float32] | None = None
+    """The second limit regression (``aw``, ``ab``; None in a file without it), fit with real
+    chat with an assistant as chat (stop 38, c-mix): in such a history the first one's best
+    rows are long questions to the assistant, in chat between friends this one misses long,
+    explanatory limits. The constraint search takes the best rows of each."""
+    ab: float | None = None
 
 
 def limit_model(path: Path | None = None) -> LimitWeights | None:
@@ -186,10 +192,13 @@ def limit_model(path: Path | None = None) -> LimitWeights | None:
         try:
             with np.load(key) as data:
                 domains = "dw" in data.files and "db" in data.files
+                asked = "aw" in data.files and "ab" in data.files
                 _LIMIT_MODEL[key] = LimitWeights(
                     np.asarray(data["w"], dtype=np.float32), float(data["b"]),
                     np.asarray(data["dw"], dtype=np.float32) if domains else None,
-                    np.asarray(data["db"], dtype=np.float32) if domains else None)
+                    np.asarray(data["db"], dtype=np.float32) if domains else None,
+                    np.asarray(data["aw"], dtype=np.float32) if asked else None,
+                    float(data["ab"]) if asked else None)
         except (OSError, KeyError, ValueError):
             _LIMIT_MODEL[key] = None
     return _LIMIT_MODEL[key]
@@ -210,19 +219,23 @@ def limit_domains(vectors: npt.NDArray[np.floating], path: Path | None = None) -
 
 
 def learned_limit(speakers: Sequence[str | None], vectors: npt.NDArray[np.floating],
-                  path: Path | None = None) -> npt.NDArray[np.float32]:
+                  path: Path | None = None, asked: bool = False) -> npt.NDArray[np.float32]:
     """The learned limit model's logit for each of the user's messages (``NOT_LEARNED`` for
     every other row). The prototype score (``message_limit``) reads a limit by its likeness to
     ~100 general sentences, and an indirect one ("the kidney clinic keeps me on a tight
     budget of potassium") ranks below hundreds of chat lines; a regression fit on real limits
     and real chat ranks most of them among a pair's best 40 (BENCHMARKS.md, stop 35, c-limit).
-    Fixed at write time, like the prototype score."""
+    Fixed at write time, like the prototype score. ``asked``: the second regression's logit
+    (``LimitWeights.aw``), ``NOT_LEARNED`` for every row when the file has none."""
     out = np.full(len(speakers), NOT_LEARNED, dtype=np.float32)
     model = limit_model(path)
     rows = [n for n, who in enumerate(speakers) if who == "user"]
-    if model is None or not rows or model.w.shape[0] != np.asarray(vectors).shape[1]:
+    if model is None or not rows:
         return out
-    out[rows] = np.asarray(vectors, dtype=np.float32)[rows] @ model.w + model.b
+    w, b = (model.aw, model.ab) if asked else (model.w, model.b)
+    if w is None or b is None or w.shape[0] != np.asarray(vectors).shape[1]:
+        return out
+    out[rows] = np.asarray(vectors, dtype=np.float32)[rows] @ w + b
     return out
 
 

@@ -86,8 +86,10 @@ def test_the_learned_candidates_bring_a_limit_the_prototype_pool_leaves_out(
     index = open_index(pair.root, pair.store.embedder)
     refresh(index)
     q = make_query("a long weekend away in april, where should we go?", 3, now=now)
-    without = [h.text for h in rank_constraints(index, q, ["place"], ConstraintWeights(pool=3, learned_pool=0))]
-    with_ = [h.text for h in rank_constraints(index, q, ["place"], ConstraintWeights(pool=3, learned_pool=3))]
+    without = [h.text for h in rank_constraints(index, q, ["place"],
+                                                ConstraintWeights(pool=3, learned_pool=0, ask_pool=0))]
+    with_ = [h.text for h in rank_constraints(index, q, ["place"],
+                                              ConstraintWeights(pool=3, learned_pool=3, ask_pool=0))]
     assert LIMITS[2] not in without, without
     assert with_[0] == LIMITS[2], with_
 
@@ -120,7 +122,7 @@ def test_the_limit_fit_reads_no_fresh_split() -> None:
     from memfs.agent.evals.splits import CONSTRAINT_FILES
     from memfs.agent.requests.fit_limit import PROFILE_SPENT, SPENT, examples
 
-    texts, _, groups = examples()
+    texts, _, groups = examples(ask=False)
     assert set(groups) <= {*SPENT, *(f"profile-{s}" for s in PROFILE_SPENT)}
     spent = {t for s in SPENT for p in load_probes(s)
              for t in (p.constraint, p.request, *(c for _, c in p.before))}
@@ -131,3 +133,90 @@ def test_the_limit_fit_reads_no_fresh_split() -> None:
     for split in fresh:
         for p in load_probes(split):
             assert not {p.constraint, p.request, *(c for _, c in p.before)} & read, p.id
+
+
+ASKS = [
+    "can you walk me through setting up a budget spreadsheet? i keep losing track of where my salary goes each month",
+    "what's the difference between a fixed and a tracker mortgage, and which makes more sense if rates might fall?",
+    "i'm redoing the garden this spring, could you suggest some low-maintenance shrubs that cope with clay soil and shade?",
+    "how do i write a cover letter for a job that's a step up from my current role without overselling myself?",
+    "could you explain how compound interest works with a simple example? my nephew asked me and i fumbled it",
+    "my laptop has been running really slowly lately, what can i check before paying someone to look at it?",
+]
+"""Long questions to the assistant about the user's life that rule nothing out, written for this
+file before the c-ask model existed (stop 36)."""
+
+
+@pytest.mark.model
+def test_long_questions_to_the_assistant_are_not_limits(real_embedder: Embedder) -> None:
+    """Stop 36, c-ask: in LongMemEval's real chat the first model's best-scored lines were long
+    questions to the assistant, and half of all lines passed its candidate floor (logit 0); three
+    of these six do. The second model (stop 38, c-mix), fit with such chat as negatives, keeps
+    these questions below the floor and the limits above it."""
+    texts = LIMITS + ASKS
+    vectors = np.asarray(real_embedder.embed(texts), dtype=np.float32)
+    first = learned_limit(["user"] * len(texts), vectors)
+    second = learned_limit(["user"] * len(texts), vectors, asked=True)
+    assert (first[len(LIMITS):] >= 0.0).sum() >= 2, first
+    assert second[:len(LIMITS)].min() >= 0.0, second
+    assert second[len(LIMITS):].max() < 0.0, second
+
+
+def test_the_assistant_chat_halves_share_nothing() -> None:
+    """What the fit reads of LongMemEval (``assistant_chat(0)``) and where the bench plants limits
+    (``assistant_chat(1)``) share no user message, and neither reads a test question's haystack.
+    LongMemEval's slice is never shipped: this runs where a checkout sits next to ../shared."""
+    from memfs.agent.requests.fit_limit import LONGMEMEVAL, assistant_chat
+
+    if not LONGMEMEVAL.exists():
+        pytest.skip("LongMemEval's slice is not next to this checkout")
+    from memfs.agent.evals.longmemeval import load_questions
+
+    fit = {u for s in assistant_chat(0) for u, _ in s}
+    bench = {u for s in assistant_chat(1) for u, _ in s}
+    test = {t["content"] for q in load_questions(LONGMEMEVAL) if q["split"] == "test"
+            for s in q["haystack_sessions"] for t in s if t["role"] == "user"}
+    dev = {t["content"] for q in load_questions(LONGMEMEVAL) if q["split"] == "dev"
+           for s in q["haystack_sessions"] for t in s if t["role"] == "user"}
+    assert fit and bench and not fit & bench
+    assert not (fit | bench) - dev  # dev haystacks only (a filler session may also sit in a test one)
+    assert len(test - dev) > 1000
+
+
+MORE_ASKS = [
+    "i'm hosting my in-laws for the first time next month, can you help me plan a menu that won't take all day?",
+    "what should i look for when choosing a running shoe? i've started doing 5k three times a week and my shins hurt",
+    "we're thinking about a trip to lisbon in october, what neighbourhoods would you recommend for a first visit?",
+    "can you recommend a few podcasts about history? i have a long commute and i'm sick of music",
+    "how do i get better sleep? i've been waking at 4am most nights and can't get back off",
+    "i need a gift idea for my boss who's retiring, something thoughtful but not too personal, any thoughts?",
+]
+"""More long questions to the assistant, written for this file (stop 38)."""
+
+
+@pytest.mark.model
+def test_in_chat_with_an_assistant_the_second_pool_brings_the_limit(
+        isolated_env: Path, real_embedder: Embedder, fresh_indexes: None) -> None:
+    """Stop 38, c-mix: in a history of questions to the assistant the first model's best rows are
+    questions (the shrubs and the sleep question score above the mortgage limit), so with a
+    prototype pool of 1 (the shipped 80, scaled to this 33-line history) and its pool of 2 the
+    limit is not a candidate; the second model's pool of 2 holds it, and it reaches the gift
+    slots."""
+    from memfs.constraints import rank_constraints
+    from memfs.search import open_index, refresh
+    from memfs.search_types import make_query
+
+    lines = [*TALK[:20], *ASKS, *MORE_ASKS]
+    lines.insert(12, LIMITS[4])  # the mortgage: anything over twenty quid is a no, once
+    pair, now = user_lines_pair(isolated_env, real_embedder, lines, "robin", "asked")
+    index = open_index(pair.root, pair.store.embedder)
+    refresh(index)
+    first = {index.items[int(r)].text for r in np.argsort(-index.learned)[:2]}
+    assert LIMITS[4] not in first, first  # the first model's best two are questions
+    q = make_query("my sister's birthday is on saturday, what should i get her?", 3, now=now)
+    one = ConstraintWeights(pool=1, learned_pool=2, ask_pool=0)
+    both = ConstraintWeights(pool=1, learned_pool=2, ask_pool=2)
+    without = [h.text for h in rank_constraints(index, q, ["gift"], one)]
+    with_ = [h.text for h in rank_constraints(index, q, ["gift"], both)]
+    assert LIMITS[4] not in without, without
+    assert LIMITS[4] in with_, with_
