@@ -50,9 +50,10 @@ TALK = [
 
 def test_only_the_users_messages_get_a_learned_score() -> None:
     vectors = np.ones((3, 384), dtype=np.float32) / np.sqrt(384)
-    out = learned_limit(["user", "assistant", "card"], vectors)
-    assert out[1] == out[2] == NOT_LEARNED
-    assert out[0] != NOT_LEARNED  # the shipped model is in the package
+    for asked in (False, True):  # both regressions
+        out = learned_limit(["user", "assistant", "card"], vectors, asked=asked)
+        assert out[1] == out[2] == NOT_LEARNED
+        assert out[0] != NOT_LEARNED  # the shipped model is in the package
     assert np.all(learned_limit(["user"], np.ones((1, 8), dtype=np.float32)) == NOT_LEARNED)  # other width
 
 

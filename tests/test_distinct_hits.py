@@ -216,7 +216,7 @@ def test_a_fresh_process_loads_salience_limits_keys_and_pieces_from_the_snapshot
     index = open_index(fpair.root, fpair.store.embedder)
     refresh(index)
     before = (index.salience.copy(), index.dupkeys.copy(), index.pieces.parent.copy(),
-              index.limit.copy(), index.learned.copy())
+              index.limit.copy(), index.learned.copy(), index.learned_ask.copy())
     assert len(before[2]) >= 2 and before[1][0] == before[1][1]
     assert len(before[3]) == len(before[0])
     forget_open_indexes()
@@ -226,6 +226,7 @@ def test_a_fresh_process_loads_salience_limits_keys_and_pieces_from_the_snapshot
     assert np.array_equal(again.pieces.parent, before[2])
     assert np.array_equal(again.limit, before[3])
     assert np.array_equal(again.learned, before[4]) and len(before[4]) == len(before[0])
+    assert np.array_equal(again.learned_ask, before[5]) and len(before[5]) == len(before[0])
     assert [h.count for h in fpair.search("hi", k=1, now=NOW)] == [2]
 
 
