@@ -3,7 +3,7 @@
 For each probe of the named constraint splits (spent dev splits only; never a blind one
 before the lead has measured it): did the plan name the probe's domain ("domain"), was the
 constraint's row among the constraint search's candidates (write-time limit score above
-``bar`` and in the best ``pool``: "pool"), was it among the search's top 3 for the right
+``bar`` and in the best ``pool``, or among either learned regression's best: "pool"), was it among the search's top 3 for the right
 domain ("rank"), and did it reach the context. Run:
 
     python bench/constraint_causes.py --splits dev,test --messages 1600
@@ -65,7 +65,12 @@ def main() -> None:
                     right = p.domain in tuple(ctx.plan.constraint_domains)
                     inctx = mid in {h.id for h in ctx.hits}
                     got = mid in {h.id for h in hits}
-                    pool = lim is not None and lim >= w.bar and lrank <= w.pool
+                    # a candidate by the prototype score, or by either learned regression (stop 35, 38)
+                    learned = [(index.learned, w.learned_pool), (index.learned_ask, w.ask_pool)]
+                    by_model = row is not None and any(
+                        n > 0 and score[row] >= w.learned_bar and int((score > score[row]).sum()) < n
+                        for score, n in learned)
+                    pool = lim is not None and (lim >= w.bar and lrank <= w.pool or by_model)
                     cause = ("ok" if inctx else "domain" if not right else
                              "pool" if not pool else "rank" if not got else "other")
                     out.append({"split": split, "id": p.id, "domain": p.domain,
