@@ -76,6 +76,8 @@ def main() -> None:
                     out.append({"split": split, "id": p.id, "domain": p.domain,
                                 "plan": list(ctx.plan.constraint_domains), "limit": lim,
                                 "limit_rank": lrank, "top3_right_domain": got,
+                                "learned_ranks": [int((score > score[row]).sum()) + 1 if row is not None else None
+                                                  for score, _ in learned],
                                 "in_context": inctx, "cause": cause})
     causes = Counter(r["cause"] for r in out)
     right = sum(r["domain"] in r["plan"] for r in out)
