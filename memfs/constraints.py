@@ -171,7 +171,7 @@ class ConstraintWeights:
     """Besides those, this many candidates best by the second learned model
     (``PairIndex.learned_ask``, fit with questions to an assistant as chat) and at or above
     ``learned_bar``. In real chat with an assistant the first model's best 40 are long
-    questions to it (of 280 limits planted in LongMemEval's chat, 73 reached the context);
+    questions to it (of 280 limits planted in LongMemEval's chat, 70 reached the context);
     the second model misses long, explanatory limits in chat between friends. Each pool
     holds what the other misses (stop 38, c-mix)."""
     ask_mix: float = 0.5
