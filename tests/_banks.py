@@ -1,4 +1,4 @@
-"""Shared checks of the constraint splits that bring their own small-talk bank (blind18 to blind27):
+"""Shared checks of the constraint splits that bring their own small-talk bank (blind18 to blind28):
 the bank's lines as patterns, and the history the eval builds from it."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def _other_banks() -> list[dict[str, Any]]:
 
 def test_blind18_bank_loads_with_thirty_new_topics_and_only_blind18_19_have_one() -> None:
     assert set(CONSTRAINT_BANKS) == {"blind18", "blind19", "blind20", "blind21", "blind22", "blind23",
-                                     "blind24", "blind25", "blind26", "blind27"} and set(CONSTRAINT_BANKS) <= set(CONSTRAINT_FILES)
+                                     "blind24", "blind25", "blind26", "blind27", "blind28"} and set(CONSTRAINT_BANKS) <= set(CONSTRAINT_FILES)
     assert all(bank_of(split) is None for split in CONSTRAINT_FILES if split not in CONSTRAINT_BANKS)
     bank = bank_of("blind18")
     assert bank is not None and all(key in bank for key in BANK_KEYS)

@@ -1,4 +1,4 @@
-"""Constraint splits blind19 to blind27, each with its own small-talk bank: load-only checks
+"""Constraint splits blind19 to blind28, each with its own small-talk bank: load-only checks
 (no search, no model). One set of checks for all (blind19 and blind20 were two copies of one file).
 
 Each is measured once by the lead and never tuned on, so nothing here runs the eval on them: the
@@ -35,7 +35,9 @@ EARLIER = {"blind19": ("blind18",), "blind20": ("blind18", "blind19"),
            "blind26": ("blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24",
                        "blind25"),
            "blind27": ("blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24",
-                       "blind25", "blind26")}
+                       "blind25", "blind26"),
+           "blind28": ("blind18", "blind19", "blind20", "blind21", "blind22", "blind23", "blind24",
+                       "blind25", "blind26", "blind27")}
 """Per split, the constraint splits with their own bank written before it."""
 SPLITS = tuple(EARLIER)
 
@@ -110,7 +112,7 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-@pytest.mark.parametrize("split", ["blind24", "blind25", "blind26", "blind27"])
+@pytest.mark.parametrize("split", ["blind24", "blind25", "blind26", "blind27", "blind28"])
 def test_length_does_not_give_a_constraint_away(split: str) -> None:
     """blind21-23's constraints were the longest lines of every history, so word count alone
     ranked all 40 among their pair's best 40. From blind24 on: the bank's user templates are at

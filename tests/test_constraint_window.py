@@ -159,10 +159,11 @@ def test_the_dev2_probes_carry_their_windows() -> None:
                                                           ("blind20", "c20", 8, 2), ("blind21", "c21", 8, 2),
                                                           ("blind22", "c22", 8, 2), ("blind23", "c23", 8, 2),
                                                           ("blind24", "c24", 8, 2), ("blind25", "c25", 8, 2),
-                                                          ("blind26", "c26", 8, 2), ("blind27", "c27", 8, 2)])
+                                                          ("blind26", "c26", 8, 2), ("blind27", "c27", 8, 2),
+                                                          ("blind28", "c28", 8, 2)])
 def test_a_blind_set_loads_with_windows_evenly_per_domain_half_plain(
         split: str, prefix: str, per_domain: int, shortest: int) -> None:
-    """blind16 to blind27 load (read only: each is measured once, never run or tuned on
+    """blind16 to blind28 load (read only: each is measured once, never run or tuned on
     here): ``per_domain`` probes in each of the five domains, half plain, and a window of
     ``shortest`` to 4 turns that opens on the user and ends on the assistant."""
     from memfs.agent.evals.constraints import load_probes

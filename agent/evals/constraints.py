@@ -100,7 +100,10 @@ shape) and ``data/constraint_bank26.json`` (35 new topics, 9 of them decoys, mos
 questions and requests to the assistant, with assistant-style replies) at stop 36, likewise;
 ``data/constraint_probes27.jsonl`` (split ``blind27``, the same shape as blind25) and
 ``data/constraint_bank27.json`` (35 new topics, 9 of them decoys, chat between friends as blind25's,
-most user lines long) at stop 38, likewise.
+most user lines long) at stop 38, likewise; ``data/constraint_probes28.jsonl`` (split ``blind28``,
+the same shape, half the limits said inside a question or request to the assistant) and
+``data/constraint_bank28.json`` (35 new topics, 9 of them decoys, mixed chat: about half questions
+and requests to the assistant, about half chat between friends) at stop 38, likewise.
 """
 
 from __future__ import annotations

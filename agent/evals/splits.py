@@ -29,10 +29,11 @@ CONSTRAINT_FILES = {
     "blind25": "data/constraint_probes25.jsonl",
     "blind26": "data/constraint_probes26.jsonl",
     "blind27": "data/constraint_probes27.jsonl",
+    "blind28": "data/constraint_probes28.jsonl",
     "dev2": "data/constraint_dev2.jsonl", "dev3": "data/constraint_dev3.jsonl",
 }
-"""``memfs eval constraints --split``: test is the first blind set, blind2-27 the later ones
-(each measured once; blind26, written at stop 36, and blind27, written at stop 38, not yet), dev/dev2/dev3
+"""``memfs eval constraints --split``: test is the first blind set, blind2-28 the later ones
+(each measured once; blind28, written at stop 38, not yet), dev/dev2/dev3
 the tuning sets."""
 
 CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json",
@@ -44,7 +45,8 @@ CONSTRAINT_BANKS = {"blind18": "data/constraint_bank18.json",
                     "blind24": "data/constraint_bank24.json",
                     "blind25": "data/constraint_bank25.json",
                     "blind26": "data/constraint_bank26.json",
-                    "blind27": "data/constraint_bank27.json"}
+                    "blind27": "data/constraint_bank27.json",
+                    "blind28": "data/constraint_bank28.json"}
 """Constraint splits whose small talk comes from their own bank (the schema of
 ``data/smalltalk.json``) instead of the planted eval's; every other split keeps that bank."""
 

@@ -137,7 +137,7 @@ def pins(state: State, n_messages: int, stride: int, home: Path | None, as_json:
               default="test",
               show_default=True,
               help="test: the first blind probe set; dev: the set the constraint search was tuned "
-                   "on; blind2 to blind27: fresh blind sets (each measured once, never tuned on); dev2, dev3: "
+                   "on; blind2 to blind28: fresh blind sets (each measured once, never tuned on); dev2, dev3: "
                    "requests asked after a live window (before), for tuning.")
 @click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
               help="Messages of small talk around the constraints (even).")
