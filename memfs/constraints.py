@@ -373,7 +373,8 @@ def rank_constraints(index: PairIndex, q: Query, domains: Sequence[str],
 def _candidates(index: PairIndex, q: Query, w: ConstraintWeights) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.int64], DupGroups]:
     """(the ``pool`` rows best by the write-time limit score among the eligible rows at
-    or above ``bar``, and the ``learned_pool`` best by the learned limit model; the messages
+    or above ``bar``, the ``learned_pool`` best by the first learned limit regression and the
+    ``ask_pool`` best by the second; the messages
     among the ``reference`` best and those, where a candidate's copies are counted; the
     duplicate groups)."""
     groups, _ = index.derived()
@@ -382,16 +383,11 @@ def _candidates(index: PairIndex, q: Query, w: ConstraintWeights) -> tuple[
     reference = _best_by(index.limit, np.flatnonzero(eligible & (index.limit >= w.bar)),
                          max(w.pool, w.reference))
     pool = _best_by(index.limit, reference, w.pool)
-    if w.learned_pool > 0:
-        learned = _best_by(index.learned, np.flatnonzero(eligible & (index.learned >= w.learned_bar)),
-                           w.learned_pool)
-        pool = np.union1d(pool, learned)
-        reference = np.union1d(reference, learned)
-    if w.ask_pool > 0:
-        asked = _best_by(index.learned_ask,
-                         np.flatnonzero(eligible & (index.learned_ask >= w.learned_bar)), w.ask_pool)
-        pool = np.union1d(pool, asked)
-        reference = np.union1d(reference, asked)
+    for logit, n in ((index.learned, w.learned_pool), (index.learned_ask, w.ask_pool)):
+        if n > 0:  # each learned regression's best rows: each holds limits the other misses
+            best = _best_by(logit, np.flatnonzero(eligible & (logit >= w.learned_bar)), n)
+            pool = np.union1d(pool, best)
+            reference = np.union1d(reference, best)
     said = reference[index.kinds[reference] == KIND_CODES["message"]]
     return pool, said, groups
 
