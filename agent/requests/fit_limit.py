@@ -99,21 +99,16 @@ def _users(history: list[tuple[str, list[dict[str, Any]]]]) -> list[str]:
     return [m["content"] for _, msgs in history for m in msgs if m["role"] == "user"]
 
 
-ASK = True
-"""Whether the user messages of LongMemEval's chat with an assistant (``assistant_chat(0)``) are
-negatives (stop 36, c-ask): there the long questions to the assistant scored highest of all."""
-
-
 ASK_WEIGHT = 1.0
 """The sample weight of ``assistant_chat(0)``'s rows in the limit regression (every other row 1)."""
 ASK_GROUP = "longmemeval-dev-even"
 
 
-def examples(leave_out: Sequence[str] = (), ask: bool = ASK) -> tuple[list[str], list[int], list[str]]:
+def examples(leave_out: Sequence[str] = (), ask: bool = False) -> tuple[list[str], list[int], list[str]]:
     """(texts, labels: 0 for chat, else 1 + the limit's domain in ``DOMAINS``, groups) in a
     fixed order, each text once; ``leave_out``: constraint splits (with their own bank) and
     profile sets (``profile-<split>``) to hold out; ``ask``: with ``assistant_chat(0)``'s user
-    messages as negatives."""
+    messages as negatives too (the second regression's rows; they need ``../shared``)."""
     texts: dict[str, tuple[int, str]] = {}
 
     def add(lines: Sequence[str], label: int, group: str) -> None:
