@@ -3,7 +3,8 @@
 For each probe of the named constraint splits (spent dev splits only; never a blind one
 before the lead has measured it): did the plan name the probe's domain ("domain"), was the
 constraint's row among the constraint search's candidates (write-time limit score above
-``bar`` and in the best ``pool``, or among either learned regression's best: "pool"), was it among the search's top 3 for the right
+``bar`` and in the best ``pool``, or among either learned regression's best: the search's own
+``_candidates``, "pool"), was it among the search's top 3 for the right
 domain ("rank"), and did it reach the context. Run:
 
     python bench/constraint_causes.py --splits dev,test --messages 1600
@@ -28,7 +29,7 @@ def main() -> None:
     from memfs.agent.evals.report import Timings, eval_home, load_embedder
     from memfs.agent.services import wired_store
 
-    from memfs.constraints import ConstraintWeights, occasion, rank_constraints
+    from memfs.constraints import ConstraintWeights, _candidates, occasion, rank_constraints
     from memfs.context import build_context
     from memfs.index import open_index
     from memfs.search_types import make_query
@@ -61,23 +62,19 @@ def main() -> None:
                     users = index.limit[index.limit > -1]
                     lrank = int((users > lim).sum()) + 1 if lim is not None else None
                     asked = occasion([m.content for m in window], p.request)
-                    hits = rank_constraints(index, make_query(asked, 3, now=now), [p.domain])
+                    query = make_query(asked, 3, now=now)
+                    hits = rank_constraints(index, query, [p.domain])
                     right = p.domain in tuple(ctx.plan.constraint_domains)
                     inctx = mid in {h.id for h in ctx.hits}
                     got = mid in {h.id for h in hits}
-                    # a candidate by the prototype score, or by either learned regression (stop 35, 38)
-                    learned = [(index.learned, w.learned_pool), (index.learned_ask, w.ask_pool)]
-                    by_model = row is not None and any(
-                        n > 0 and score[row] >= w.learned_bar and int((score > score[row]).sum()) < n
-                        for score, n in learned)
-                    pool = lim is not None and (lim >= w.bar and lrank <= w.pool or by_model)
+                    pool = row is not None and row in set(_candidates(index, query, w)[0].tolist())
                     cause = ("ok" if inctx else "domain" if not right else
                              "pool" if not pool else "rank" if not got else "other")
                     out.append({"split": split, "id": p.id, "domain": p.domain,
                                 "plan": list(ctx.plan.constraint_domains), "limit": lim,
                                 "limit_rank": lrank, "top3_right_domain": got,
                                 "learned_ranks": [int((score > score[row]).sum()) + 1 if row is not None else None
-                                                  for score, _ in learned],
+                                                  for score in (index.learned, index.learned_ask)],
                                 "in_context": inctx, "cause": cause})
     causes = Counter(r["cause"] for r in out)
     right = sum(r["domain"] in r["plan"] for r in out)
