@@ -89,6 +89,23 @@ def test_blind35_is_unmeasured() -> None:
     assert sum(len(w.expected["cards"]) for w in windows) >= 45
 
 
+def test_blind36_loads_and_is_unmeasured() -> None:
+    """blind36 (written at stop 39 about knowing which fact is still true: changes of job, home,
+    partner, name, pronouns and habits beside decoys that mention the same things) loads, is still
+    blind (no fit or estimate reads it, the default run leaves it out) and has the size it was
+    written to. It has no retired plan or merge, so it is not in the load test above. Nothing here
+    runs an extractor on it or scores it."""
+    assert "blind36" in ev.BLIND and "blind36" in devset.never() and "blind36" not in devset.MEASURED
+    assert not any(w.split == "blind36" for w in ev.select(ev.load_dataset(), ""))
+    windows = [w for w in ev.load_dataset() if w.split == "blind36"]
+    assert [w.id[:6] for w in windows] == [f"x36-0{n}" for n in range(1, 9)]
+    assert sum(len(w.expected["supersede"]) for w in windows) >= 20
+    assert sum(len(w.expected["forbidden"]) for w in windows) >= 40
+    assert sum(len(w.expected["cards"]) for w in windows) >= 45
+    assert all(r.get("expires") for w in windows for r in w.expected["cards"] if r["type"] == "plan")
+    assert all(m.ts <= w.now for w in windows for m in w.messages)
+
+
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
                                    "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
