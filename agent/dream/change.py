@@ -1,0 +1,240 @@
+"""Is a standing fact still true? A change stage that reads (sentence, active card) pairs.
+
+People rarely tell a change in the words of the card it ends: "handed in my apron", "out of
+lancaster finally!!", "keys to the new place smell of paint". On extraction blind34 only 3 of 22
+changes were superseded by a right card, and 12 of the 22 sentences that told one scored under 0.25
+for every card class (BENCHMARKS.md, stop 38), so they never became a candidate and no rule about
+which card a *candidate* replaces could reach them (stop 38's x-sup). Reading every sentence against
+the cards with MiniLM's separate embeddings does not work either: "I've been at Lumen for six years
+though" sits as near its job card as "I'm off the grill in río grande!" does to its own, and every
+cosine score or regression over them bought each right supersede with a card wrongly made stale
+(stop 33's x-end2, stop 39's logistic x-chg).
+
+So the judge reads the two texts *together*: MiniLM's transformer with a one-logit head
+(``CrossJudge``), fine-tuned on the dev windows' labelled pairs and on helper-written banks of
+changes, continuity talk, other people's changes and hypotheticals (``fit_change.py``). Each user
+sentence of the window (questions, hypotheticals and hedges excepted) is judged against its nearest
+active fact, relationship and preference cards that no op of the window already replaces; each card
+whose best sentence passes ``JUDGE_THRESHOLD`` is superseded, by the window's own card from that
+sentence when there is one, else by a card written from the sentence in the user's words.
+
+The fine-tuned weights ship as int8 differences from the packaged MiniLM's (``data/change_judge.npz``);
+without that file, or with another embedding model, the stage does nothing. torch is imported only
+when a window has a pair to judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from memfs.agent.dream.cardtext import write_body
+from memfs.agent.dream.dates import find_date
+from memfs.agent.dream.ops import Extraction, MessageLike, Op, SupersedeOp, WriteOp, op_targets
+from memfs.agent.dream.rules.text import first_person, names_in
+
+from memfs.cards import Card
+from memfs.embed import DEFAULT_MODEL, Embedder
+
+JUDGE_PATH = Path(__file__).parent / "data" / "change_judge.npz"
+KINDS = ("fact", "relationship", "preference")
+"""The old cards a change may replace: a plan or an event is retired, not replaced."""
+JUDGE_THRESHOLD = 0.98
+"""The judge's probability from which a change is acted on (chosen on four grouped dev folds)."""
+TOP_CARDS = 3
+"""Each sentence is judged against its nearest cards only: a dream over a pair with hundreds of
+cards stays a few pairs per sentence (97% of the dev changes are told in a sentence whose three
+nearest cards include the one it changes)."""
+
+
+@dataclass(frozen=True)
+class Said:
+    """A user sentence of the window, with the sentence it leans on (``cardtext.leans_on_previous``)."""
+
+    msg: MessageLike
+    sentence: str
+    context: str
+
+    @property
+    def text(self) -> str:
+        return (self.context + " " + self.sentence).strip()
+
+
+def user_sentences(window: Sequence[MessageLike]) -> list[Said]:
+    """Every whole sentence the user typed in the window, questions, hypotheticals and hedges
+    excepted ("if I got the halden job I'd move to bristol" changes nothing yet)."""
+    from memfs.agent.dream.extract_semantic import _speculative, _units
+
+    return [Said(u.msg, u.sentence, u.context) for u in _units(window)
+            if u.text == u.sentence and not u.sentence.rstrip().endswith("?") and not _speculative(u.sentence)]
+
+
+@dataclass
+class Nearby:
+    """A window's sentences, the active cards a change may replace, and their cosines."""
+
+    said: list[Said]
+    cards: list[Card]
+    sims: np.ndarray
+    """Shape (sentences, cards)."""
+
+
+def nearby(window: Sequence[MessageLike], cards: Sequence[Card], embedder: Embedder) -> Nearby:
+    said = user_sentences(window)
+    olds = [c for c in cards if c.status == "active" and c.type in KINDS]
+    if not said or not olds:
+        return Nearby(said, olds, np.zeros((len(said), len(olds)), dtype=np.float32))
+    vecs = np.asarray(embedder.embed([s.sentence for s in said] + [first_person(c.body) for c in olds]),
+                      dtype=np.float32)
+    return Nearby(said, olds, vecs[: len(said)] @ vecs[len(said):].T)
+
+
+def nearest(sims: np.ndarray, top: int = TOP_CARDS) -> list[tuple[int, int]]:
+    """The (sentence, card) pairs to judge: each sentence with its ``top`` nearest cards."""
+    if sims.size == 0:
+        return []
+    order = np.argsort(-sims, axis=1)[:, :top]
+    return [(i, int(j)) for i in range(sims.shape[0]) for j in order[i]]
+
+
+class CrossJudge:
+    """p(change) for (sentence, card) pairs; the model is loaded on first use."""
+
+    def __init__(self, path: Path = JUDGE_PATH, model: Any = None) -> None:
+        """``model``: an already fine-tuned one (a fit's held-out estimate) instead of ``path``'s."""
+        self.path = path
+        self._model: Any = model
+        self._tok: Any = None
+        if model is not None:
+            from transformers import AutoTokenizer
+
+            from memfs.embed import resolve_model
+
+            self._tok = AutoTokenizer.from_pretrained(resolve_model(DEFAULT_MODEL))
+
+    def available(self) -> bool:
+        return self._model is not None or self.path.exists()
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        from memfs.embed import resolve_model
+
+        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # the new head is "missing" from the base checkpoint by design
+        base = resolve_model(DEFAULT_MODEL)
+        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        state = model.state_dict()
+        with np.load(self.path) as data:
+            for key in data.files:
+                kind, name = key.split(":", 1)
+                if kind == "full":
+                    state[name] = torch.from_numpy(np.asarray(data[key], dtype=np.float32))
+                elif kind == "q":
+                    delta = np.asarray(data[key], dtype=np.float32) * float(data[f"s:{name}"])
+                    state[name] = state[name] + torch.from_numpy(delta)
+        model.load_state_dict(state)
+        model.eval()
+        self._model, self._tok = model, AutoTokenizer.from_pretrained(base)
+
+    def __call__(self, said: Sequence[str], cards: Sequence[str]) -> np.ndarray:
+        if not said:
+            return np.zeros(0, dtype=np.float32)
+        if self._model is None:
+            self._load()
+        import torch
+
+        out = []
+        with torch.no_grad():
+            for b in range(0, len(said), 64):
+                enc = self._tok(list(said[b:b + 64]), list(cards[b:b + 64]), truncation=True, max_length=128,
+                                padding=True, return_tensors="pt")
+                out.append(torch.sigmoid(self._model(**enc).logits.squeeze(-1)).numpy())
+        return np.concatenate(out).astype(np.float32)
+
+
+_SHIPPED: dict[str, CrossJudge] = {}
+
+
+def shipped_judge() -> CrossJudge | None:
+    """``data/change_judge.npz``'s judge, loaded once per process; None when the file is absent."""
+    key = str(JUDGE_PATH)
+    if key not in _SHIPPED:
+        _SHIPPED[key] = CrossJudge(JUDGE_PATH)
+    judge = _SHIPPED[key]
+    return judge if judge.available() else None
+
+
+def judged(found: Nearby, judge: CrossJudge, used: set[str], top: int = TOP_CARDS) -> np.ndarray:
+    """p(change) per (sentence, card); 0 where not judged (not among the sentence's nearest cards,
+    or a card an op of the window already replaces)."""
+    p = np.zeros(found.sims.shape, dtype=np.float32)
+    pairs = [(i, j) for i, j in nearest(found.sims, top) if found.cards[j].id not in used]
+    if pairs:
+        got = judge([found.said[i].text for i, _ in pairs], [found.cards[j].body for _, j in pairs])
+        for (i, j), q in zip(pairs, got, strict=True):
+            p[i, j] = q
+    return p
+
+
+def decide(p: np.ndarray, threshold: float) -> list[tuple[int, int]]:
+    """(sentence, card) pairs to act on: each card's best sentence past ``threshold``, best first,
+    each sentence ending at most one card."""
+    picks: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    if p.size == 0:
+        return picks
+    for j in sorted(range(p.shape[1]), key=lambda j: -float(p[:, j].max())):
+        col = np.where([i in taken for i in range(p.shape[0])], -1.0, p[:, j])
+        i = int(np.argmax(col))
+        if col[i] >= threshold:
+            picks.append((i, j))
+            taken.add(i)
+    return picks
+
+
+def with_changes(extraction: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
+                 embedder: Embedder, judge: CrossJudge | None = None,
+                 threshold: float = JUDGE_THRESHOLD) -> Extraction:
+    """``extraction`` with a supersede for each active card a sentence of the window makes untrue;
+    cards an op already replaces are left to that op."""
+    judge = judge or shipped_judge()
+    if judge is None or embedder.name != DEFAULT_MODEL:
+        return extraction
+    found = nearby(window, cards, embedder)
+    if not found.said or not found.cards:
+        return extraction
+    used = {t for op in extraction.ops for t in op_targets(op)}
+    return apply(extraction, found, judged(found, judge, used), threshold)
+
+
+def apply(extraction: Extraction, found: Nearby, p: np.ndarray, threshold: float) -> Extraction:
+    """The supersedes ``p`` (sentence x card) asks for, on cards no op of ``extraction`` targets yet."""
+    used = {t for op in extraction.ops for t in op_targets(op)}
+    p = np.where([[c.id in used for c in found.cards]], -1.0, p)
+    ops = list(extraction.ops)
+    for i, j in decide(p, threshold):
+        ops = _supersede(ops, found.said[i], found.cards[j])
+    return replace(extraction, ops=ops)
+
+
+def _supersede(ops: list[Op], said: Said, old: Card) -> list[Op]:
+    """The window's own card from ``said`` becomes the supersede when there is one; else a card in
+    the user's words."""
+    for k, op in enumerate(ops):
+        if isinstance(op, WriteOp) and op.session == said.msg.session and said.msg.turn in op.turns \
+                and op.type in KINDS:
+            fields = {f: getattr(op, f) for f in ("type", "body", "entities", "salience", "valid_from", "expires",
+                                                   "turns", "session")}
+            return [*ops[:k], SupersedeOp(old_id=old.id, **fields), *ops[k + 1:]]
+        if isinstance(op, SupersedeOp) and op.session == said.msg.session and said.msg.turn in op.turns:
+            return ops
+    body = write_body(said.sentence, find_date(said.sentence, said.msg.ts.date()), said.context)
+    names = [n for n in names_in(" " + said.context + " " + said.sentence) if n.lower() != "the user"]
+    return [*ops, SupersedeOp(old_id=old.id, type=old.type, body=body, entities=tuple(dict.fromkeys(["user", *names])),
+                              salience=round(max(old.salience, 0.6), 2), valid_from=None, expires=None,
+                              turns=(said.msg.turn,), session=said.msg.session)]

@@ -1,0 +1,89 @@
+"""The change judge's dev estimate: four folds grouped by split (``agent/dream/change.py``).
+
+For each fold, the judge is fine-tuned (``fit_change.fit_judge``) on the other folds' dev pairs and
+the change banks, and the held-out windows get the shipped extractor's ops plus the supersedes the
+judge asks for, per threshold and per number of nearest cards judged; the pooled counts are printed
+beside the shipped extractor alone (``off``). Blind splits are never read. About 20 minutes on 2
+cores. (Stop 39's logistic stage and its leave-one-split-out bench, which failed their gate, are at
+commit 4df4287 on branch ``x-chg``.)
+
+    python bench/change_folds.py [--folds 4] [--no-bank] [--thresholds 0.9,0.95,0.96,0.97] [--tops 1,3] [--seed 0]
+
+``--seed`` draws another training order and other random negatives: two seeds of one setting show
+how much of a difference between settings is noise.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from extract_loso import DiskCachedEmbedder
+from memfs.agent.dream import change as CH
+from memfs.agent.dream import extraction_eval as ev
+from memfs.agent.dream import fit_change as FC
+from memfs.agent.dream import fit_learned as F
+from memfs.agent.dream import learned as L
+from memfs.agent.dream.devset import dev_windows
+
+from memfs.embed import SentenceTransformerEmbedder
+
+
+def _value(args: Sequence[str], flag: str, default: str) -> str:
+    return args[args.index(flag) + 1] if flag in args else default
+
+
+def counts(report: ev.Report) -> dict[str, float]:
+    cards = report.cards()
+    tally: dict[str, ev.Counts] = {k: ev.Counts() for k in ev.TARGET_KINDS}
+    for w in report.windows:
+        for k in ev.TARGET_KINDS:
+            tally[k].add(w.targets[k])
+    return {"P": round(cards.precision, 3), "R": round(cards.recall, 3), "F1": round(cards.f1, 4),
+            "false": sum(len(w.false_cards) for w in report.windows),
+            "by_right_card": tally["supersede_matched"].tp,
+            "replaced_not_expected": tally["supersede"].fp, "right_card_replaced": tally["supersede"].tp}
+
+
+def main(argv: Sequence[str]) -> int:
+    n_folds = int(_value(argv, "--folds", "4"))
+    grid = [float(t) for t in _value(argv, "--thresholds", "0.9,0.95,0.96,0.97").split(",")]
+    tops = [int(t) for t in _value(argv, "--tops", "1,3").split(",")]
+    seed = int(_value(argv, "--seed", "0"))
+    emb = DiskCachedEmbedder(SentenceTransformerEmbedder(), Path("/tmp/memfs-loso-embeddings.npz"))
+    wins = dev_windows()
+    rows = FC.labelled(wins, emb)
+    bank = [] if "--no-bank" in argv else FC.bank_items()
+    splits = sorted({w.split for w in wins})
+    fold_of = {s: k % n_folds for k, s in enumerate(splits)}
+    p: dict[tuple[str, int], np.ndarray] = {}
+    for k in range(n_folds):
+        items = FC.dev_items([r for r in rows if fold_of[r.window.split] != k], seed=seed) + bank
+        judge = CH.CrossJudge(model=FC.fit_judge(items, seed=seed))
+        for r in rows:
+            if fold_of[r.window.split] == k:
+                for top in tops:
+                    p[r.window.id, top] = CH.judged(r.found, judge, set(), top)
+        print(f"fold {k}: fit on {len(items)} pairs", flush=True)
+    base_extractor = F.with_rules(L.LearnedExtractor(emb))
+    base = {w.id: base_extractor(w.messages, w.cards, w.summary, w.now) for w in wins}
+    emb.save()
+    by_id = {r.window.id: r for r in rows}
+
+    def scored(top: int | None, threshold: float) -> dict[str, float]:
+        done = {w.id: base[w.id] if top is None else CH.apply(base[w.id], by_id[w.id].found, p[w.id, top], threshold)
+                for w in wins}
+        lookup = {id(w.messages): done[w.id] for w in wins}
+        return counts(ev.score_extraction(lambda m, *_: lookup[id(m)], wins))
+
+    print("off", scored(None, 1.0))
+    for top in tops:
+        for t in grid:
+            print(f"top {top} threshold {t}", scored(top, t), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
