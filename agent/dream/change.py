@@ -18,9 +18,11 @@ active fact, relationship and preference cards that no op of the window already 
 whose best sentence passes ``JUDGE_THRESHOLD`` is superseded, by the window's own card from that
 sentence when there is one, else by a card written from the sentence in the user's words.
 
-The fine-tuned weights ship as int8 differences from the packaged MiniLM's (``data/change_judge.npz``);
-without that file, or with another embedding model, the stage does nothing. torch is imported only
-when a window has a pair to judge.
+The judge is the mean of two fine-tunes with different seeds (one fine-tune's dev estimate moved by
+about five supersedes between training draws). Their weights ship as int8 differences from the
+packaged MiniLM's (``data/change_judge.npz``); without that file, or with another embedding model,
+the stage does nothing. In a dream the judge runs on onnxruntime like the embedder
+(``judge_onnx``): exported with torch once, then never importing it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from memfs.agent.dream.cardtext import write_body
@@ -48,6 +50,8 @@ TOP_CARDS = 3
 """Each sentence is judged against its nearest cards only: a dream over a pair with hundreds of
 cards stays a few pairs per sentence (97% of the dev changes are told in a sentence whose three
 nearest cards include the one it changes)."""
+MAX_TOKENS = 128
+"""A (sentence, card) pair is cut to this many tokens, longest part first, in the fit and at run time."""
 
 
 @dataclass(frozen=True)
@@ -101,14 +105,16 @@ def nearest(sims: np.ndarray, top: int = TOP_CARDS) -> list[tuple[int, int]]:
 
 
 class CrossJudge:
-    """p(change) for (sentence, card) pairs; the model is loaded on first use."""
+    """p(change) for (sentence, card) pairs: the mean of its members' probabilities (fine-tunes with
+    different seeds; one fine-tune's estimate moved by about five supersedes between training draws,
+    stop 39). The members are loaded on first use."""
 
-    def __init__(self, path: Path = JUDGE_PATH, model: Any = None) -> None:
-        """``model``: an already fine-tuned one (a fit's held-out estimate) instead of ``path``'s."""
+    def __init__(self, path: Path = JUDGE_PATH, model: Any = None, models: Sequence[Any] = ()) -> None:
+        """``model``/``models``: already fine-tuned ones (a fit's held-out estimate) instead of ``path``'s."""
         self.path = path
-        self._model: Any = model
+        self._models: list[Any] = [*([model] if model is not None else []), *models]
         self._tok: Any = None
-        if model is not None:
+        if self._models:
             from transformers import AutoTokenizer
 
             from memfs.embed import resolve_model
@@ -116,7 +122,13 @@ class CrossJudge:
             self._tok = AutoTokenizer.from_pretrained(resolve_model(DEFAULT_MODEL))
 
     def available(self) -> bool:
-        return self._model is not None or self.path.exists()
+        return bool(self._models) or self.path.exists()
+
+    def members(self) -> list[Any]:
+        """The torch models (loading them from ``path`` if need be)."""
+        if not self._models:
+            self._load()
+        return self._models
 
     def _load(self) -> None:
         import torch
@@ -125,51 +137,72 @@ class CrossJudge:
 
         from memfs.embed import resolve_model
 
-        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # the new head is "missing" from the base checkpoint by design
         base = resolve_model(DEFAULT_MODEL)
-        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-        state = model.state_dict()
         with np.load(self.path) as data:
-            for key in data.files:
-                kind, name = key.split(":", 1)
-                if kind == "full":
-                    state[name] = torch.from_numpy(np.asarray(data[key], dtype=np.float32))
-                elif kind == "q":
-                    delta = np.asarray(data[key], dtype=np.float32) * float(data[f"s:{name}"])
-                    state[name] = state[name] + torch.from_numpy(delta)
-        model.load_state_dict(state)
-        model.eval()
-        self._model, self._tok = model, AutoTokenizer.from_pretrained(base)
+            tags = sorted({key.split("/", 1)[0] for key in data.files})
+            for tag in tags:
+                level = hf_logging.get_verbosity()  # type: ignore[no-untyped-call]
+                hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # the base checkpoint has no head, by design
+                try:
+                    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+                finally:
+                    hf_logging.set_verbosity(level)  # type: ignore[no-untyped-call]
+                state = model.state_dict()
+                for key in data.files:
+                    member, rest = key.split("/", 1)
+                    kind, name = rest.split(":", 1)
+                    if member != tag:
+                        continue
+                    if kind == "full":
+                        state[name] = torch.from_numpy(np.asarray(data[key], dtype=np.float32))
+                    elif kind == "q":
+                        delta = np.asarray(data[key], dtype=np.float32) * float(data[f"{tag}/s:{name}"])
+                        state[name] = state[name] + torch.from_numpy(delta)
+                model.load_state_dict(state)
+                model.eval()
+                self._models.append(model)
+        self._tok = AutoTokenizer.from_pretrained(base)
 
     def __call__(self, said: Sequence[str], cards: Sequence[str]) -> np.ndarray:
         if not said:
             return np.zeros(0, dtype=np.float32)
-        if self._model is None:
-            self._load()
+        models = self.members()
         import torch
 
         out = []
         with torch.no_grad():
             for b in range(0, len(said), 64):
-                enc = self._tok(list(said[b:b + 64]), list(cards[b:b + 64]), truncation=True, max_length=128,
+                enc = self._tok(list(said[b:b + 64]), list(cards[b:b + 64]), truncation=True, max_length=MAX_TOKENS,
                                 padding=True, return_tensors="pt")
-                out.append(torch.sigmoid(self._model(**enc).logits.squeeze(-1)).numpy())
+                out.append(np.mean([torch.sigmoid(m(**enc).logits.squeeze(-1)).numpy() for m in models], axis=0))
         return np.concatenate(out).astype(np.float32)
 
 
-_SHIPPED: dict[str, CrossJudge] = {}
+class Judge(Protocol):
+    def __call__(self, said: Sequence[str], cards: Sequence[str]) -> np.ndarray: ...
 
 
-def shipped_judge() -> CrossJudge | None:
-    """``data/change_judge.npz``'s judge, loaded once per process; None when the file is absent."""
-    key = str(JUDGE_PATH)
+_SHIPPED: dict[tuple[str, str], Judge] = {}
+
+
+def shipped_judge(embedder: Embedder) -> Judge | None:
+    """``data/change_judge.npz``'s judge, loaded once per process; None when the file is absent.
+    Beside the torch-free embedder it runs on onnxruntime too (``judge_onnx``), exported once into
+    the embedder's models folder; beside sentence-transformers, torch is loaded already."""
+    if not JUDGE_PATH.exists():
+        return None
+    from memfs.embed_onnx import OnnxEmbedder
+
+    folder = str(embedder.path.parent) if isinstance(embedder, OnnxEmbedder) else ""
+    key = (str(JUDGE_PATH), folder)
     if key not in _SHIPPED:
-        _SHIPPED[key] = CrossJudge(JUDGE_PATH)
-    judge = _SHIPPED[key]
-    return judge if judge.available() else None
+        from memfs.agent.dream.judge_onnx import judge_for
+
+        _SHIPPED[key] = judge_for(JUDGE_PATH, Path(folder)) if folder else CrossJudge(JUDGE_PATH)
+    return _SHIPPED[key]
 
 
-def judged(found: Nearby, judge: CrossJudge, used: set[str], top: int = TOP_CARDS) -> np.ndarray:
+def judged(found: Nearby, judge: Judge, used: set[str], top: int = TOP_CARDS) -> np.ndarray:
     """p(change) per (sentence, card); 0 where not judged (not among the sentence's nearest cards,
     or a card an op of the window already replaces)."""
     p = np.zeros(found.sims.shape, dtype=np.float32)
@@ -198,12 +231,14 @@ def decide(p: np.ndarray, threshold: float) -> list[tuple[int, int]]:
 
 
 def with_changes(extraction: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],
-                 embedder: Embedder, judge: CrossJudge | None = None,
+                 embedder: Embedder, judge: Judge | None = None,
                  threshold: float = JUDGE_THRESHOLD) -> Extraction:
     """``extraction`` with a supersede for each active card a sentence of the window makes untrue;
     cards an op already replaces are left to that op."""
-    judge = judge or shipped_judge()
-    if judge is None or embedder.name != DEFAULT_MODEL:
+    if embedder.name != DEFAULT_MODEL:
+        return extraction
+    judge = judge or shipped_judge(embedder)
+    if judge is None:
         return extraction
     found = nearby(window, cards, embedder)
     if not found.said or not found.cards:

@@ -9,10 +9,10 @@ card are left out (they may tease the change: "guess who quit"). Every other pai
 talk about the same job, home or partner that changes nothing, and other people's changes.
 
 Beside them, ``data/change_bank_*.jsonl``: (card, sentence, change?) pairs that helpers wrote from
-imagination at stop 39 (changes told sideways, continuity talk that names the card or uses change
+imagination at stops 39 (a-d) and 40 (e-h) (changes told sideways, continuity talk that names the card or uses change
 words, other people's changes, hypotheticals); no blind split was read to write them.
 
-    python -m memfs.agent.dream.fit_change          # fit on every dev window + the banks, write data/change_judge.npz
+    python -m memfs.agent.dream.fit_change          # fit each seed on every dev window + the banks, write data/change_judge.npz
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from memfs.agent.dream import extraction_eval as ev
 from memfs.agent.dream.cardtext import write_body
-from memfs.agent.dream.change import JUDGE_PATH, Nearby, nearby
+from memfs.agent.dream.change import JUDGE_PATH, MAX_TOKENS, Nearby, nearby
 from memfs.agent.dream.dates import find_date
 from memfs.agent.dream.ops import WriteOp
 
@@ -40,6 +40,8 @@ NEGATIVES = 3000
 POS_WEIGHT = 5.0
 LEARNING_RATE = 3e-5
 BANKS = JUDGE_PATH.parent
+SEEDS = (0, 1)
+"""The judge's members: one fine-tune per seed, their probabilities averaged."""
 
 
 @dataclass
@@ -120,7 +122,7 @@ def fit_judge(items: Sequence[tuple[str, str, int]], epochs: int = EPOCHS, seed:
         rng.shuffle(data)
         for b in range(0, len(data), 16):
             batch = data[b:b + 16]
-            enc = tok([t[0] for t in batch], [t[1] for t in batch], truncation=True, max_length=128, padding=True,
+            enc = tok([t[0] for t in batch], [t[1] for t in batch], truncation=True, max_length=MAX_TOKENS, padding=True,
                       return_tensors="pt")
             loss = loss_fn(model(**enc).logits.squeeze(-1), torch.tensor([float(t[2]) for t in batch]))
             opt.zero_grad()
@@ -130,25 +132,29 @@ def fit_judge(items: Sequence[tuple[str, str, int]], epochs: int = EPOCHS, seed:
     return model
 
 
-def save_judge(model: Any, path: Path = JUDGE_PATH) -> None:
-    """The fine-tuned weights as int8 differences from the packaged MiniLM's (one scale per tensor)
-    and the new head in full: a few MB in the wheel instead of a second 90 MB model."""
+def save_judge(models: Sequence[Any], path: Path = JUDGE_PATH) -> None:
+    """Each member's fine-tuned weights as int8 differences from the packaged MiniLM's (one scale per
+    tensor) and its new head in full, keyed ``<member>/...``: a few MB per member in the wheel
+    instead of a second 90 MB model."""
     from transformers import AutoModelForSequenceClassification
 
     base = AutoModelForSequenceClassification.from_pretrained(resolve_model(DEFAULT_MODEL), num_labels=1).state_dict()
     out: dict[str, np.ndarray] = {}
-    for name, tensor in model.state_dict().items():
-        value = tensor.detach().float().numpy()
-        if name.startswith("classifier."):
-            out[f"full:{name}"] = value.astype(np.float32)
-            continue
-        delta = value - base[name].float().numpy()
-        scale = float(np.abs(delta).max()) / 127.0
-        if scale == 0.0:
-            continue
-        out[f"q:{name}"] = np.round(delta / scale).astype(np.int8)
-        out[f"s:{name}"] = np.array(scale, dtype=np.float32)
-    np.savez_compressed(path, **out)  # type: ignore[arg-type]
+    for k, model in enumerate(models):
+        for name, tensor in model.state_dict().items():
+            value = tensor.detach().float().numpy()
+            if name.startswith("classifier."):
+                out[f"{k}/full:{name}"] = value.astype(np.float32)
+                continue
+            delta = value - base[name].float().numpy()
+            scale = float(np.abs(delta).max()) / 127.0
+            if scale == 0.0:
+                continue
+            out[f"{k}/q:{name}"] = np.round(delta / scale).astype(np.int8)
+            out[f"{k}/s:{name}"] = np.array(scale, dtype=np.float32)
+    tmp = path.with_name(f".{path.stem}.tmp.npz")
+    np.savez_compressed(tmp, **out)  # type: ignore[arg-type]
+    tmp.replace(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -158,9 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     del argv
     rows = labelled(dev_windows(), SentenceTransformerEmbedder())
-    items = dev_items(rows) + bank_items()
-    save_judge(fit_judge(items))
-    print(f"wrote {JUDGE_PATH} (fit on {len(items)} pairs, {sum(t[2] for t in items)} changes)")
+    models = []
+    for seed in SEEDS:
+        items = dev_items(rows, seed=seed) + bank_items()
+        models.append(fit_judge(items, seed=seed))
+        print(f"seed {seed}: fit on {len(items)} pairs, {sum(t[2] for t in items)} changes", flush=True)
+    save_judge(models)
+    print(f"wrote {JUDGE_PATH}")
     return 0
 
 
