@@ -8,13 +8,14 @@ seed on 2 cores. (Stop 39's logistic stage and its leave-one-split-out bench, wh
 gate, are at commit 4df4287 on branch ``x-chg``.)
 
     python bench/change_folds.py [--folds 4] [--no-bank] [--thresholds 0.95,0.97,0.98] [--tops 1,3]
-                                 [--seeds 0,1] [--save P.npz] [--load P.npz[,Q.npz]]
+                                 [--seeds 0,1] [--save P.npz] [--load P.npz[,Q.npz]] [--floors 0,0.2]
 
 ``--seeds``: one fine-tune per seed (another training order and other random negatives) and fold;
 each seed is scored alone and the seeds' held-out probabilities averaged, as the shipped judge
 averages its members (stop 40: one seed's estimate moved by about five supersedes between draws).
 ``--save`` keeps the held-out probabilities, ``--load`` scores saved ones without fitting (several
-files: their seeds pooled).
+files: their seeds pooled). ``--floors``: pairs less alike than the floor are not judged (the held-out
+probabilities are kept for every nearest pair, so floors are scored without fitting).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def main(argv: Sequence[str]) -> int:
     n_folds = int(_value(argv, "--folds", "4"))
     grid = [float(t) for t in _value(argv, "--thresholds", "0.95,0.96,0.97,0.975,0.98,0.985,0.99").split(",")]
     tops = [int(t) for t in _value(argv, "--tops", "1,3").split(",")]
+    floors = [float(f) for f in _value(argv, "--floors", "0").split(",")]
     emb = DiskCachedEmbedder(SentenceTransformerEmbedder(), Path("/tmp/memfs-loso-embeddings.npz"))
     wins = dev_windows()
     rows = FC.labelled(wins, emb)
@@ -70,8 +72,10 @@ def main(argv: Sequence[str]) -> int:
     emb.save()
     by_id = {r.window.id: r for r in rows}
 
-    def scored(top: int | None, threshold: float, p: Probabilities) -> dict[str, float]:
-        done = {w.id: base[w.id] if top is None else CH.apply(base[w.id], by_id[w.id].found, p[w.id, top], threshold)
+    def scored(top: int | None, threshold: float, p: Probabilities, floor: float = -1.0) -> dict[str, float]:
+        done = {w.id: base[w.id] if top is None else
+                CH.apply(base[w.id], by_id[w.id].found,
+                         np.where(by_id[w.id].found.sims >= floor, p[w.id, top], 0.0), threshold)
                 for w in wins}
         lookup = {id(w.messages): done[w.id] for w in wins}
         return counts(ev.score_extraction(lambda m, *_: lookup[id(m)], wins))
@@ -83,8 +87,9 @@ def main(argv: Sequence[str]) -> int:
     for run, members in runs.items():
         p = {key: np.mean([q[key] for q in members.values()], axis=0) for key in next(iter(members.values()))}
         for top in tops:
-            for t in grid:
-                print(f"{run} top {top} threshold {t}", scored(top, t, p), flush=True)
+            for floor in floors:
+                for t in grid:
+                    print(f"{run} top {top} floor {floor} threshold {t}", scored(top, t, p, floor), flush=True)
     return 0
 
 
@@ -105,7 +110,7 @@ def held_out(rows: Sequence[FC.Labelled], n_folds: int, seeds: Sequence[int], to
             for r in rows:
                 if fold_of[r.window.split] == k:
                     for top in tops:
-                        p[r.window.id, top] = CH.judged(r.found, judge, set(), top)
+                        p[r.window.id, top] = CH.judged(r.found, judge, set(), top, floor=-1.0)
             print(f"seed {seed} fold {k}: fit on {len(items)} pairs", flush=True)
         out[seed] = p
         if save.name:

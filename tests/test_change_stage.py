@@ -71,3 +71,15 @@ def test_a_change_becomes_a_supersede_through_the_windows_own_card_or_a_card_in_
     assert "apron" in ops[0].body and ops[0].type == "fact"
     already = SupersedeOp(old_id=JOB.id, type="fact", body="The user works at the brewery.", turns=(5,), session="s-1")
     assert apply(Extraction("", [already]), found, p, 0.98).ops == [already]
+
+
+def test_a_sentence_about_something_else_is_not_judged_against_the_card_nearest_it() -> None:
+    """Stop 40: judged against its nearest card however far, a sentence about something else was read
+    as ending that card; under the floor the pair is never asked."""
+    found = Nearby([_said(0, "took another spot off my shoulder at the skin doctor"), _said(1, "handed in my apron")],
+                   [JOB, HOME], np.array([[0.12, 0.05], [0.41, 0.02]], dtype=np.float32))
+    assert nearest(found.sims, 1, floor=0.275) == [(1, 0)]
+    judge = _Judge({"took another spot off my shoulder at the skin doctor": 0.99, "handed in my apron": 0.99})
+    p = judged(found, judge, used=set(), top=1, floor=0.275)  # type: ignore[arg-type]
+    assert [s for s, _ in judge.asked] == ["handed in my apron"]
+    assert p[0].max() == 0.0 and p[1, 0] > 0.98

@@ -44,12 +44,16 @@ from memfs.embed import DEFAULT_MODEL, Embedder
 JUDGE_PATH = Path(__file__).parent / "data" / "change_judge.npz"
 KINDS = ("fact", "relationship", "preference")
 """The old cards a change may replace: a plan or an event is retired, not replaced."""
-JUDGE_THRESHOLD = 0.98
-"""The judge's probability from which a change is acted on (chosen on four grouped dev folds)."""
-TOP_CARDS = 3
-"""Each sentence is judged against its nearest cards only: a dream over a pair with hundreds of
-cards stays a few pairs per sentence (97% of the dev changes are told in a sentence whose three
-nearest cards include the one it changes)."""
+JUDGE_THRESHOLD = 0.952
+"""The judge's probability (the mean of its members') from which a change is acted on, chosen with
+``FLOOR`` and ``TOP_CARDS`` on four grouped dev folds (stop 40; BENCHMARKS.md)."""
+TOP_CARDS = 1
+"""Each sentence is judged against its nearest card only: a dream over a pair with hundreds of cards
+stays one pair per sentence (with the floor, three nearest cards gave the same dev counts)."""
+FLOOR = 0.275
+"""A (sentence, card) pair less alike (cosine) than this is not judged: judged against its nearest card however
+far, a sentence about something else ("took another spot off my shoulder") was read as ending the
+card nearest it ("barracks for Port Adelaide"; stop 40, x-chg2 on dev)."""
 MAX_TOKENS = 128
 """A (sentence, card) pair is cut to this many tokens, longest part first, in the fit and at run time."""
 
@@ -96,12 +100,13 @@ def nearby(window: Sequence[MessageLike], cards: Sequence[Card], embedder: Embed
     return Nearby(said, olds, vecs[: len(said)] @ vecs[len(said):].T)
 
 
-def nearest(sims: np.ndarray, top: int = TOP_CARDS) -> list[tuple[int, int]]:
-    """The (sentence, card) pairs to judge: each sentence with its ``top`` nearest cards."""
+def nearest(sims: np.ndarray, top: int = TOP_CARDS, floor: float = FLOOR) -> list[tuple[int, int]]:
+    """The (sentence, card) pairs to judge: each sentence with its ``top`` nearest cards, if at
+    least ``floor`` alike."""
     if sims.size == 0:
         return []
     order = np.argsort(-sims, axis=1)[:, :top]
-    return [(i, int(j)) for i in range(sims.shape[0]) for j in order[i]]
+    return [(i, int(j)) for i in range(sims.shape[0]) for j in order[i] if sims[i, j] >= floor]
 
 
 class CrossJudge:
@@ -202,11 +207,11 @@ def shipped_judge(embedder: Embedder) -> Judge | None:
     return _SHIPPED[key]
 
 
-def judged(found: Nearby, judge: Judge, used: set[str], top: int = TOP_CARDS) -> np.ndarray:
+def judged(found: Nearby, judge: Judge, used: set[str], top: int = TOP_CARDS, floor: float = FLOOR) -> np.ndarray:
     """p(change) per (sentence, card); 0 where not judged (not among the sentence's nearest cards,
-    or a card an op of the window already replaces)."""
+    under the floor, or a card an op of the window already replaces)."""
     p = np.zeros(found.sims.shape, dtype=np.float32)
-    pairs = [(i, j) for i, j in nearest(found.sims, top) if found.cards[j].id not in used]
+    pairs = [(i, j) for i, j in nearest(found.sims, top, floor) if found.cards[j].id not in used]
     if pairs:
         got = judge([found.said[i].text for i, _ in pairs], [found.cards[j].body for _, j in pairs])
         for (i, j), q in zip(pairs, got, strict=True):
