@@ -11,8 +11,7 @@ from memfs.agent.dream import extraction_eval as ev
 
 from memfs.embed import SentenceTransformerEmbedder
 
-CH_shipped = CH.shipped_judge
-CH.shipped_judge = lambda e: None  # base = main's ops
+CH.shipped_judge = lambda e: None  # type: ignore[assignment]  # the base: main's ops, no stage
 ex = ev.make("offline")
 wins = ev.select(ev.load_dataset(), sys.argv[1] if len(sys.argv) > 1 else "blind35,blind36")
 base = {w.id: ex(w.messages, w.cards, w.summary, w.now) for w in wins}
@@ -24,7 +23,8 @@ p = {top: {w.id: CH.judged(found[w.id], judge, used[w.id], top, floor=-1.0) for 
 def counts(rep):
     t = {k: ev.Counts() for k in ev.TARGET_KINDS}
     for w in rep.windows:
-        for k in ev.TARGET_KINDS: t[k].add(w.targets[k])
+        for k in ev.TARGET_KINDS:
+            t[k].add(w.targets[k])
     c = rep.cards()
     return f"right {t['supersede_matched'].tp:2d} replaced {t['supersede'].tp:2d} stale {t['supersede'].fp} false {sum(len(w.false_cards) for w in rep.windows)} P {c.precision:.3f} R {c.recall:.3f}"
 def run(top, floor, thr):

@@ -6,7 +6,6 @@ BENCHMARKS.md's dev estimate). The sentences are written for this file."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import subprocess
 import sys
