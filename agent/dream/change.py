@@ -146,12 +146,12 @@ class CrossJudge:
         with np.load(self.path) as data:
             tags = sorted({key.split("/", 1)[0] for key in data.files})
             for tag in tags:
-                level = hf_logging.get_verbosity()  # type: ignore[no-untyped-call]
+                level = hf_logging.get_verbosity()
                 hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # the base checkpoint has no head, by design
                 try:
                     model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
                 finally:
-                    hf_logging.set_verbosity(level)  # type: ignore[no-untyped-call]
+                    hf_logging.set_verbosity(level)
                 state = model.state_dict()
                 for key in data.files:
                     member, rest = key.split("/", 1)
