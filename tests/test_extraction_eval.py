@@ -106,6 +106,30 @@ def test_blind36_loads_and_is_unmeasured() -> None:
     assert all(m.ts <= w.now for w in windows for m in w.messages)
 
 
+def test_blind37_loads_and_is_unmeasured() -> None:
+    """blind37 (written at stop 39 about standing facts said in passing and changes to them told
+    sideways: job, home, partner, name, pronouns and habits that end, beside other people's facts,
+    reported speech, hypotheticals, sarcasm, temporary stays, workplaces named after people and
+    questions to the assistant) loads, is still blind (no fit or estimate reads it, the default run
+    leaves it out) and has the size it was written to. Nothing here runs an extractor on it or
+    scores it."""
+    assert "blind37" in ev.BLIND and "blind37" in devset.never() and "blind37" not in devset.MEASURED
+    assert not any(w.split == "blind37" for w in ev.select(ev.load_dataset(), ""))
+    windows = [w for w in ev.load_dataset() if w.split == "blind37"]
+    assert [w.id[:6] for w in windows] == [f"x37-0{n}" for n in range(1, 9)]
+    assert all(25 <= len(w.messages) <= 35 for w in windows)
+    assert sum(len(w.expected["cards"]) for w in windows) >= 45
+    assert sum(len(w.expected["supersede"]) for w in windows) >= 12
+    assert sum(len(w.expected["forbidden"]) for w in windows) >= 30
+    assert any(w.expected["retire"] for w in windows) and any(w.expected["merge"] for w in windows)
+    assert all(r.get("expires") for w in windows for r in w.expected["cards"] if r["type"] == "plan")
+    assert all(m.ts < w.now for w in windows for m in w.messages)
+    for w in windows:
+        ids = {c.id for c in w.cards if c.status == "active"}
+        targets = {*w.expected["supersede"], *w.expected["retire"], *(i for m in w.expected["merge"] for i in m)}
+        assert targets <= ids, w.id
+
+
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
                                    "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
