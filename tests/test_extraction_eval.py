@@ -75,27 +75,12 @@ def test_the_blind21_to_blind35_windows_load(split: str, prefix: str) -> None:
     assert all(any(w.expected[k] for w in windows) for k in ("supersede", "retire", "merge"))
 
 
-def test_blind35_is_unmeasured() -> None:
-    """blind35 (written at stop 38, about the user's standing facts said in passing and changes to
-    them: at least 16 expected supersedes of job, home, partner, name, pronouns and ending habits,
-    beside decoys that must not supersede) is still blind: no fit or estimate reads it, the default
-    run leaves it out, and it carries at least 50 forbidden cards. Nothing here runs an extractor on
-    it or scores it."""
-    assert "blind35" in devset.never() and "blind35" not in devset.MEASURED
-    assert not any(w.split == "blind35" for w in ev.select(ev.load_dataset(), ""))
-    windows = [w for w in ev.load_dataset() if w.split == "blind35"]
-    assert sum(len(w.expected["forbidden"]) for w in windows) >= 50
-    assert sum(len(w.expected["supersede"]) for w in windows) >= 16
-    assert sum(len(w.expected["cards"]) for w in windows) >= 45
-
-
-def test_blind36_loads_and_is_unmeasured() -> None:
+def test_blind36_loads() -> None:
     """blind36 (written at stop 39 about knowing which fact is still true: changes of job, home,
-    partner, name, pronouns and habits beside decoys that mention the same things) loads, is still
-    blind (no fit or estimate reads it, the default run leaves it out) and has the size it was
-    written to. It has no retired plan or merge, so it is not in the load test above. Nothing here
-    runs an extractor on it or scores it."""
-    assert "blind36" in ev.BLIND and "blind36" in devset.never() and "blind36" not in devset.MEASURED
+    partner, name, pronouns and habits beside decoys that mention the same things; measured once at
+    stop 40) loads and has the size it was written to. It has no retired plan or merge, so it is not
+    in the load test above."""
+    assert "blind36" in ev.BLIND
     assert not any(w.split == "blind36" for w in ev.select(ev.load_dataset(), ""))
     windows = [w for w in ev.load_dataset() if w.split == "blind36"]
     assert [w.id[:6] for w in windows] == [f"x36-0{n}" for n in range(1, 9)]
@@ -107,7 +92,7 @@ def test_blind36_loads_and_is_unmeasured() -> None:
 
 
 def test_blind37_loads_and_is_unmeasured() -> None:
-    """blind37 (written at stop 39 about standing facts said in passing and changes to them told
+    """blind37 (written at stop 40 about standing facts said in passing and changes to them told
     sideways: job, home, partner, name, pronouns and habits that end, beside other people's facts,
     reported speech, hypotheticals, sarcasm, temporary stays, workplaces named after people and
     questions to the assistant) loads, is still blind (no fit or estimate reads it, the default run
@@ -131,10 +116,11 @@ def test_blind37_loads_and_is_unmeasured() -> None:
 
 
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
-                                   "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34"])
+                                   "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34",
+                                   "blind35", "blind36"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
     """blind22 to blind28 (each measured once, at stops 32 to 34), blind29 to blind32 (at stop 37),
-    blind33 and blind34 (at stop 38) are dev now: fits and estimates may read them, and the default
+    blind33 and blind34 (at stop 38), blind35 and blind36 (at stop 40) are dev now: fits and estimates may read them, and the default
     run still leaves them out (they are in ``BLIND``)."""
     assert split in devset.MEASURED and split not in devset.never()
     assert any(w.split == split for w in devset.dev_windows())
