@@ -8,14 +8,15 @@ seed on 2 cores. (Stop 39's logistic stage and its leave-one-split-out bench, wh
 gate, are at commit 4df4287 on branch ``x-chg``.)
 
     python bench/change_folds.py [--folds 4] [--no-bank] [--thresholds 0.95,0.97,0.98] [--tops 1,3]
-                                 [--seeds 0,1] [--save P.npz] [--load P.npz[,Q.npz]] [--floors 0,0.2]
+                                 [--seeds 0,1] [--save P.npz] [--load P.npz[,Q.npz]] [--floors 0,0.2] [--own-only]
 
 ``--seeds``: one fine-tune per seed (another training order and other random negatives) and fold;
 each seed is scored alone and the seeds' held-out probabilities averaged, as the shipped judge
 averages its members (stop 40: one seed's estimate moved by about five supersedes between draws).
 ``--save`` keeps the held-out probabilities, ``--load`` scores saved ones without fitting (several
 files: their seeds pooled). ``--floors``: pairs less alike than the floor are not judged (the held-out
-probabilities are kept for every nearest pair, so floors are scored without fitting).
+probabilities are kept for every nearest pair, so floors are scored without fitting). ``--own-only``:
+act only through a card the window wrote from the sentence (``change.OWN_CARD_ONLY``).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main(argv: Sequence[str]) -> int:
     grid = [float(t) for t in _value(argv, "--thresholds", "0.95,0.96,0.97,0.975,0.98,0.985,0.99").split(",")]
     tops = [int(t) for t in _value(argv, "--tops", "1,3").split(",")]
     floors = [float(f) for f in _value(argv, "--floors", "0").split(",")]
+    own_only = "--own-only" in argv
     emb = DiskCachedEmbedder(SentenceTransformerEmbedder(), Path("/tmp/memfs-loso-embeddings.npz"))
     wins = dev_windows()
     rows = FC.labelled(wins, emb)
@@ -75,7 +77,7 @@ def main(argv: Sequence[str]) -> int:
     def scored(top: int | None, threshold: float, p: Probabilities, floor: float = -1.0) -> dict[str, float]:
         done = {w.id: base[w.id] if top is None else
                 CH.apply(base[w.id], by_id[w.id].found,
-                         np.where(by_id[w.id].found.sims >= floor, p[w.id, top], 0.0), threshold)
+                         np.where(by_id[w.id].found.sims >= floor, p[w.id, top], 0.0), threshold, own_only)
                 for w in wins}
         lookup = {id(w.messages): done[w.id] for w in wins}
         return counts(ev.score_extraction(lambda m, *_: lookup[id(m)], wins))

@@ -92,7 +92,7 @@ def test_a_dream_process_judges_changes_without_importing_torch(
 import datetime as dt, sys
 from pathlib import Path
 from memfs.agent.dream import change
-from memfs.agent.dream.ops import Extraction, SupersedeOp
+from memfs.agent.dream.ops import Extraction, SupersedeOp, WriteOp
 from memfs.cards import Card, Source
 from memfs.embed import resolve_model, DEFAULT_MODEL
 from memfs.embed_onnx import OnnxEmbedder
@@ -102,8 +102,9 @@ embedder = OnnxEmbedder(Path({str(models / real_embedder.path.name)!r}), Path(re
 ts = dt.datetime(2027, 5, 3, 18, 0, tzinfo=dt.UTC)
 job = Card(id="c-job001", type="fact", body="The user works as a bus driver.", entities=("user",),
            created=ts - dt.timedelta(days=40), salience=0.7, source=Source("s-0", (2,)))
-window = [Message("s-1", 0, "user", {SAID[0]!r}, ts)]
-done = change.with_changes(Extraction("", []), window, [job], embedder, threshold=0.0)
+window = [Message("s-1", 0, "user", "i quit my job as a bus driver today", ts)]
+own = WriteOp(type="fact", body="The user quit their job as a bus driver.", entities=("user",), turns=(0,), session="s-1")
+done = change.with_changes(Extraction("", [own]), window, [job], embedder, threshold=0.0)
 print(type(change.shipped_judge(embedder)).__name__, [type(op).__name__ for op in done.ops],
       done.ops[0].old_id, "torch" in sys.modules)
 """

@@ -66,7 +66,7 @@ def test_a_change_becomes_a_supersede_through_the_windows_own_card_or_a_card_in_
     assert len(ops) == 1 and isinstance(ops[0], SupersedeOp) and ops[0].old_id == JOB.id
     assert ops[0].body == own.body
     p = np.array([[0.99, 0.0], [0.2, 0.0]])
-    ops = apply(Extraction("", []), found, p, 0.98).ops
+    ops = apply(Extraction("", []), found, p, 0.98, own_only=False).ops
     assert len(ops) == 1 and isinstance(ops[0], SupersedeOp) and ops[0].old_id == JOB.id
     assert "apron" in ops[0].body and ops[0].type == "fact"
     already = SupersedeOp(old_id=JOB.id, type="fact", body="The user works at the brewery.", turns=(5,), session="s-1")
@@ -83,3 +83,16 @@ def test_a_sentence_about_something_else_is_not_judged_against_the_card_nearest_
     p = judged(found, judge, used=set(), top=1, floor=0.275)  # type: ignore[arg-type]
     assert [s for s, _ in judge.asked] == ["handed in my apron"]
     assert p[0].max() == 0.0 and p[1, 0] > 0.98
+
+
+def test_the_conservative_stage_acts_only_through_a_card_the_window_wrote_from_that_sentence() -> None:
+    """Stop 40, x-chg4: a card written in the user's words for a change nothing else carded was the
+    stage's false card on fresh text; ``own_only`` acts through the window's own card or not at all,
+    and a sentence without one does not take the card from a sentence with one."""
+    said = [_said(0, "well that's me done at the bakery"), _said(2, "doing the books at a brewery now")]
+    found = Nearby(said, [JOB, HOME], np.zeros((2, 2), dtype=np.float32))
+    own = WriteOp(type="fact", body="The user does the books at a brewery now.", entities=("user",), turns=(2,),
+                  session="s-1")
+    assert apply(Extraction("", []), found, np.array([[0.99, 0.0], [0.2, 0.0]]), 0.9, own_only=True).ops == []
+    ops = apply(Extraction("", [own]), found, np.array([[0.99, 0.0], [0.95, 0.0]]), 0.9, own_only=True).ops
+    assert len(ops) == 1 and isinstance(ops[0], SupersedeOp) and ops[0].old_id == JOB.id and ops[0].body == own.body
