@@ -91,14 +91,12 @@ def test_blind36_loads() -> None:
     assert all(m.ts <= w.now for w in windows for m in w.messages)
 
 
-def test_blind37_loads_and_is_unmeasured() -> None:
+def test_blind37_loads() -> None:
     """blind37 (written at stop 40 about standing facts said in passing and changes to them told
     sideways: job, home, partner, name, pronouns and habits that end, beside other people's facts,
     reported speech, hypotheticals, sarcasm, temporary stays, workplaces named after people and
-    questions to the assistant) loads, is still blind (no fit or estimate reads it, the default run
-    leaves it out) and has the size it was written to. Nothing here runs an extractor on it or
-    scores it."""
-    assert "blind37" in ev.BLIND and "blind37" in devset.never() and "blind37" not in devset.MEASURED
+    questions to the assistant; measured once at stop 40) loads and has the size it was written to."""
+    assert "blind37" in ev.BLIND
     assert not any(w.split == "blind37" for w in ev.select(ev.load_dataset(), ""))
     windows = [w for w in ev.load_dataset() if w.split == "blind37"]
     assert [w.id[:6] for w in windows] == [f"x37-0{n}" for n in range(1, 9)]
@@ -117,10 +115,10 @@ def test_blind37_loads_and_is_unmeasured() -> None:
 
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
                                    "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34",
-                                   "blind35", "blind36"])
+                                   "blind35", "blind36", "blind37"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
     """blind22 to blind28 (each measured once, at stops 32 to 34), blind29 to blind32 (at stop 37),
-    blind33 and blind34 (at stop 38), blind35 and blind36 (at stop 40) are dev now: fits and estimates may read them, and the default
+    blind33 and blind34 (at stop 38), blind35 to blind37 (at stop 40) are dev now: fits and estimates may read them, and the default
     run still leaves them out (they are in ``BLIND``)."""
     assert split in devset.MEASURED and split not in devset.never()
     assert any(w.split == split for w in devset.dev_windows())
