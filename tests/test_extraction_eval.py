@@ -113,6 +113,30 @@ def test_blind37_loads() -> None:
         assert targets <= ids, w.id
 
 
+def test_blind38_loads_and_is_unmeasured() -> None:
+    """blind38 (written at stop 40 about standing facts said in passing and changes to them told
+    sideways: job, home, partner, name, pronouns and habits that end, several told while talking about
+    a second card's subject, beside other people's facts, reported speech, hypotheticals, sarcasm,
+    temporary stays and trips, workplaces named after people and questions to the assistant) loads, is
+    still blind (no fit or estimate reads it, the default run leaves it out) and has the size it was
+    written to. Nothing here runs an extractor on it or scores it."""
+    assert "blind38" in ev.BLIND and "blind38" in devset.never() and "blind38" not in devset.MEASURED
+    assert not any(w.split == "blind38" for w in ev.select(ev.load_dataset(), ""))
+    windows = [w for w in ev.load_dataset() if w.split == "blind38"]
+    assert [w.id[:6] for w in windows] == [f"x38-0{n}" for n in range(1, 9)]
+    assert all(25 <= len(w.messages) <= 35 for w in windows)
+    assert sum(len(w.expected["cards"]) for w in windows) >= 50
+    assert sum(len(w.expected["supersede"]) for w in windows) >= 16
+    assert sum(len(w.expected["forbidden"]) for w in windows) >= 40
+    assert any(w.expected["retire"] for w in windows) and any(w.expected["merge"] for w in windows)
+    assert all(r.get("expires") for w in windows for r in w.expected["cards"] if r["type"] == "plan")
+    assert all(m.ts < w.now for w in windows for m in w.messages)
+    for w in windows:
+        ids = {c.id for c in w.cards if c.status == "active"}
+        targets = {*w.expected["supersede"], *w.expected["retire"], *(i for m in w.expected["merge"] for i in m)}
+        assert targets <= ids, w.id
+
+
 @pytest.mark.parametrize("split", ["blind22", "blind23", "blind24", "blind25", "blind26", "blind27",
                                    "blind28", "blind29", "blind30", "blind31", "blind32", "blind33", "blind34",
                                    "blind35", "blind36", "blind37"])
