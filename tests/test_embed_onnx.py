@@ -67,3 +67,37 @@ def test_an_export_that_cannot_be_made_falls_back_to_sentence_transformers(
     chosen = default_embedder(cache_dir=tmp_path / "empty")
     assert isinstance(chosen, Fallback) and chosen.name == DEFAULT_MODEL
     assert not list((tmp_path / "empty").glob("*.onnx")), "no half-written model is left"
+
+
+def _weights(root: Path, size: int) -> Path:
+    root.mkdir(parents=True)
+    (root / "model.safetensors").write_bytes(b"w" * size)
+    return root
+
+
+def test_a_new_export_removes_the_exports_of_weights_no_longer_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every package version and every venv gets its own ~90 MB export; a machine here had 52
+    (4.4 GB). A new export removes those whose weights are gone or changed, and keeps the export
+    of another install that still exists and any export made before the record did."""
+    from memfs import embed_onnx
+
+    monkeypatch.setattr(embed_onnx, "_export", lambda model_dir, tmp: tmp.write_bytes(b"onnx"))
+    monkeypatch.setattr(embed_onnx, "_check", lambda model_dir, tmp: None)
+    models = tmp_path / "models"
+    old, other, new = (_weights(tmp_path / name, size) for name, size in (("old", 10), ("other", 11), ("new", 12)))
+    exports = {}
+    for name, weights in (("old", old), ("other", other)):
+        exports[name] = embed_onnx.model_file(models, weights)
+        embed_onnx.export(weights, exports[name])
+    legacy = models / f"{DEFAULT_MODEL}-000000000000.onnx"
+    legacy.write_bytes(b"made before the record")
+    (old / "model.safetensors").write_bytes(b"w" * 13)  # the package upgraded in place
+    exports["new"] = embed_onnx.model_file(models, new)
+    embed_onnx.export(new, exports["new"])
+    assert not exports["old"].exists() and not exports["old"].with_suffix(".json").exists()
+    assert exports["other"].exists() and exports["new"].exists() and legacy.exists()
+    (other / "model.safetensors").unlink()  # that venv deleted
+    assert embed_onnx.prune_stale(models, keep=exports["new"]) == [exports["other"]]
+    assert sorted(p.name for p in models.iterdir() if not p.name.startswith(".")) == sorted(
+        [exports["new"].name, exports["new"].with_suffix(".json").name, legacy.name])
