@@ -98,19 +98,7 @@ def test_blind37_loads() -> None:
     questions to the assistant; measured once at stop 40) loads and has the size it was written to."""
     assert "blind37" in ev.BLIND
     assert not any(w.split == "blind37" for w in ev.select(ev.load_dataset(), ""))
-    windows = [w for w in ev.load_dataset() if w.split == "blind37"]
-    assert [w.id[:6] for w in windows] == [f"x37-0{n}" for n in range(1, 9)]
-    assert all(25 <= len(w.messages) <= 35 for w in windows)
-    assert sum(len(w.expected["cards"]) for w in windows) >= 45
-    assert sum(len(w.expected["supersede"]) for w in windows) >= 12
-    assert sum(len(w.expected["forbidden"]) for w in windows) >= 30
-    assert any(w.expected["retire"] for w in windows) and any(w.expected["merge"] for w in windows)
-    assert all(r.get("expires") for w in windows for r in w.expected["cards"] if r["type"] == "plan")
-    assert all(m.ts < w.now for w in windows for m in w.messages)
-    for w in windows:
-        ids = {c.id for c in w.cards if c.status == "active"}
-        targets = {*w.expected["supersede"], *w.expected["retire"], *(i for m in w.expected["merge"] for i in m)}
-        assert targets <= ids, w.id
+    _assert_written_as("blind37", cards=45, supersedes=12, forbidden=30)
 
 
 def test_blind38_loads_and_is_unmeasured() -> None:
@@ -122,12 +110,19 @@ def test_blind38_loads_and_is_unmeasured() -> None:
     written to. Nothing here runs an extractor on it or scores it."""
     assert "blind38" in ev.BLIND and "blind38" in devset.never() and "blind38" not in devset.MEASURED
     assert not any(w.split == "blind38" for w in ev.select(ev.load_dataset(), ""))
-    windows = [w for w in ev.load_dataset() if w.split == "blind38"]
-    assert [w.id[:6] for w in windows] == [f"x38-0{n}" for n in range(1, 9)]
+    _assert_written_as("blind38", cards=50, supersedes=16, forbidden=40)
+
+
+def _assert_written_as(split: str, cards: int, supersedes: int, forbidden: int) -> None:
+    """The shape blind37 and blind38 were written to: eight windows of 25 to 35 messages, at least
+    ``cards`` reference cards, ``supersedes`` changes and ``forbidden`` entries, a retired plan and
+    a merge, every plan dated, every message before the window's ``now``, every target an active card."""
+    windows = [w for w in ev.load_dataset() if w.split == split]
+    assert [w.id[:6] for w in windows] == [f"x{split[5:]}-0{n}" for n in range(1, 9)]
     assert all(25 <= len(w.messages) <= 35 for w in windows)
-    assert sum(len(w.expected["cards"]) for w in windows) >= 50
-    assert sum(len(w.expected["supersede"]) for w in windows) >= 16
-    assert sum(len(w.expected["forbidden"]) for w in windows) >= 40
+    assert sum(len(w.expected["cards"]) for w in windows) >= cards
+    assert sum(len(w.expected["supersede"]) for w in windows) >= supersedes
+    assert sum(len(w.expected["forbidden"]) for w in windows) >= forbidden
     assert any(w.expected["retire"] for w in windows) and any(w.expected["merge"] for w in windows)
     assert all(r.get("expires") for w in windows for r in w.expected["cards"] if r["type"] == "plan")
     assert all(m.ts < w.now for w in windows for m in w.messages)
@@ -142,8 +137,8 @@ def test_blind38_loads_and_is_unmeasured() -> None:
                                    "blind35", "blind36", "blind37"])
 def test_measured_blind_splits_are_dev_now(split: str) -> None:
     """blind22 to blind28 (each measured once, at stops 32 to 34), blind29 to blind32 (at stop 37),
-    blind33 and blind34 (at stop 38), blind35 to blind37 (at stop 40) are dev now: fits and estimates may read them, and the default
-    run still leaves them out (they are in ``BLIND``)."""
+    blind33 and blind34 (at stop 38), blind35 to blind37 (at stop 40) are dev now: fits and
+    estimates may read them, and the default run still leaves them out (they are in ``BLIND``)."""
     assert split in devset.MEASURED and split not in devset.never()
     assert any(w.split == split for w in devset.dev_windows())
     assert not any(w.split == split for w in ev.select(ev.load_dataset(), ""))
