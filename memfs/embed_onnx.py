@@ -175,12 +175,12 @@ def export(model_dir: Path, target: Path) -> None:
         if target.exists():
             return
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp_record = tmp.with_suffix(".json")
         try:
             _export(model_dir, tmp)
             _check(model_dir, tmp)
-            record = target.with_suffix(".json")
-            tmp.with_suffix(".json").write_text(json.dumps(_source(model_dir)), encoding="utf-8")
-            os.replace(tmp.with_suffix(".json"), record)
+            tmp_record.write_text(json.dumps(_source(model_dir)), encoding="utf-8")
+            os.replace(tmp_record, target.with_suffix(".json"))
             os.replace(tmp, target)
         except ExportError:
             raise
@@ -188,7 +188,7 @@ def export(model_dir: Path, target: Path) -> None:
             raise ExportError(f"cannot export {DEFAULT_MODEL} to ONNX: {exc}") from exc
         finally:
             tmp.unlink(missing_ok=True)
-            tmp.with_suffix(".json").unlink(missing_ok=True)
+            tmp_record.unlink(missing_ok=True)
         removed = prune_stale(target.parent, keep=target)
     LOG.info("exported %s to %s", DEFAULT_MODEL, target)
     if removed:
