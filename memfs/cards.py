@@ -8,6 +8,7 @@ is what lets a person hand-edit a card and dreaming rewrite it without losing an
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ CARD_TYPES = ("fact", "preference", "plan", "event", "relationship", "boundary")
 STATUSES = ("active", "stale", "expired", "deleted")
 FIELD_ORDER = (
     "id", "type", "status", "entities", "created", "updated", "valid_from", "expires",
-    "supersedes", "superseded_by", "salience", "source",
+    "supersedes", "superseded_by", "salience", "source", "possible_change",
 )
 REQUIRED = ("id", "type", "status", "created")
 
@@ -54,6 +55,22 @@ class Source:
 
 
 @dataclass(frozen=True)
+class PossibleChange:
+    """Something the user said later that may make the card untrue ("keys to the new place smell
+    of paint" beside "The user lives in Leeds"). Dreaming records it instead of ending the card on
+    a guess: the card stays active, the context shows the words beside it, and the person (or a
+    later dream's supersede) settles it. Deleting the field by hand clears it."""
+
+    said: dt.datetime
+    words: str
+    source: Source | None = None
+
+    def note(self) -> str:
+        """How the context shows it, after the card's text."""
+        return f'(may have changed: on {self.said.date().isoformat()} the user said "{" ".join(self.words.split())}")'
+
+
+@dataclass(frozen=True)
 class Card:
     id: str
     type: str
@@ -68,6 +85,7 @@ class Card:
     superseded_by: str | None = None
     salience: float = 0.5
     source: Source | None = None
+    possible_change: PossibleChange | None = None
     extra: tuple[tuple[str, Any], ...] = ()
     """Unknown front-matter keys, kept in order so a hand-added field survives a rewrite."""
 
@@ -118,6 +136,7 @@ class Card:
             superseded_by=_optional_ref(meta, "superseded_by", path),
             salience=_salience(meta, path),
             source=_source(meta, path),
+            possible_change=_possible_change(meta, path),
             extra=extra,
         )
 
@@ -139,6 +158,8 @@ class Card:
         if self.source is not None:
             turns = ", ".join(str(t) for t in self.source.turns)
             lines.append(f"source: {{session: {_scalar(self.source.session)}, turns: [{turns}]}}")
+        if self.possible_change is not None:
+            lines.append(_render_possible_change(self.possible_change))
         for key, value in self.extra:
             lines.append(yaml.safe_dump({key: value}, allow_unicode=True, sort_keys=False,
                                         default_flow_style=None, width=10**6).rstrip("\n"))
@@ -266,21 +287,42 @@ def _salience(meta: dict[str, Any], path: str) -> float:
     return float(value)
 
 
-def _source(meta: dict[str, Any], path: str) -> Source | None:
-    value = meta.get("source")
+def _source(meta: dict[str, Any], path: str, name: str = "source") -> Source | None:
+    value = meta.get(name)
     if value is None:
         return None
     if not isinstance(value, dict) or "session" not in value:
-        raise CardParseError(path, "source", "must be {session: ..., turns: [...]}")
+        raise CardParseError(path, name, "must be {session: ..., turns: [...]}")
     turns = value.get("turns") or []
     if not isinstance(turns, list) or not all(isinstance(t, str) and t.isdigit() for t in turns):
-        raise CardParseError(path, "source.turns", "must be a list of turn numbers")
+        raise CardParseError(path, f"{name}.turns", "must be a list of turn numbers")
     turns = [int(t) for t in turns]
     try:
         session = check_id(_text(value["session"]), "session id")
     except InvalidIdError as exc:
-        raise CardParseError(path, "source.session", str(exc)) from None
+        raise CardParseError(path, f"{name}.session", str(exc)) from None
     return Source(session=session, turns=tuple(turns))
+
+
+def _possible_change(meta: dict[str, Any], path: str) -> PossibleChange | None:
+    value = meta.get("possible_change")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("words"), str) or not value["words"].strip():
+        raise CardParseError(path, "possible_change", "must be {said: <date-time>, words: \"...\", source: ...}")
+    said = _datetime(value, "said", path)
+    if said is None:
+        raise CardParseError(path, "possible_change.said", "is required")
+    source = _source(value, path, "source") if value.get("source") is not None else None
+    return PossibleChange(said=said, words=" ".join(value["words"].split()), source=source)
+
+
+def _render_possible_change(change: PossibleChange) -> str:
+    parts = [f"said: {_fmt_dt(change.said)}", f"words: {json.dumps(change.words, ensure_ascii=False)}"]
+    if change.source is not None:
+        turns = ", ".join(str(t) for t in change.source.turns)
+        parts.append(f"source: {{session: {_scalar(change.source.session)}, turns: [{turns}]}}")
+    return "possible_change: {" + ", ".join(parts) + "}"
 
 
 # -- rendering helpers ----------------------------------------------------------------------

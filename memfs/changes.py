@@ -49,6 +49,9 @@ class ChangeSet:
     """Marked wrong: ``status: deleted``."""
     restored: list[Card] = field(default_factory=list)
     """Back to ``active`` from stale, expired or deleted (what undoing a dream does)."""
+    questioned: list[Card] = field(default_factory=list)
+    """Still active, newly flagged by a dream: something said later may make it untrue
+    (``possible_change``)."""
     edited: list[tuple[Card, Card]] = field(default_factory=list)
     removed: list[Card] = field(default_factory=list)
     """Card files that are gone (undoing a dream removes the cards it wrote)."""
@@ -80,7 +83,7 @@ class ChangeSet:
     @property
     def card_count(self) -> int:
         return sum(len(x) for x in (self.written, self.superseded, self.expired, self.deleted,
-                                    self.restored, self.edited, self.removed))
+                                    self.restored, self.questioned, self.edited, self.removed))
 
     def to_json(self) -> dict[str, Any]:
         def card(c: Card) -> dict[str, Any]:
@@ -93,6 +96,9 @@ class ChangeSet:
                 "expired": [card(c) for c in self.expired],
                 "deleted": [card(c) for c in self.deleted],
                 "restored": [card(c) for c in self.restored],
+                "questioned": [{**card(c), "possible_change": {"said": c.possible_change.said.isoformat(),
+                                                               "words": c.possible_change.words}}
+                               for c in self.questioned if c.possible_change],
                 "edited": [{"before": card(a), "after": card(b)} for a, b in self.edited],
                 "removed": [card(c) for c in self.removed], "unreadable": self.unreadable,
                 "summary": {"changed": self.summary_changed, "before": self.summary_before,
@@ -146,7 +152,11 @@ def _classify(result: ChangeSet, path: str, code: str, before: Reader, after: Re
     elif code == "D" and old is not None:
         result.removed.append(old)
     elif old is not None and new is not None:
-        if old.status == new.status:
+        if old.status == new.status == "active" and new.possible_change is not None \
+                and new.possible_change != old.possible_change and new.evolve(possible_change=old.possible_change,
+                                                                               updated=old.updated) == old:
+            result.questioned.append(new)
+        elif old.status == new.status:
             result.edited.append((old, new))
         elif new.status == "stale":
             by_path = f"cards/{new.superseded_by}.md"

@@ -65,6 +65,10 @@ def card(c: Card) -> Document:
             "expires": c.expires and c.expires.isoformat(), "supersedes": list(c.supersedes),
             "superseded_by": c.superseded_by, "salience": c.salience,
             "source": c.source and {"session": c.source.session, "turns": list(c.source.turns)},
+            "possible_change": c.possible_change and {
+                "said": c.possible_change.said.isoformat(), "words": c.possible_change.words,
+                "source": c.possible_change.source and {"session": c.possible_change.source.session,
+                                                        "turns": list(c.possible_change.source.turns)}},
             "body": c.body, "path": c.path}
 
 

@@ -73,7 +73,8 @@ def card_item(card: Card) -> Item:
     when = card.updated or card.created
     extra = [e for e in card.entities if e.lower() != "user"]
     index_text = card.body + (f"\n({', '.join(extra)})" if extra else "")
-    return Item("card", card.id, card.path, card.body, index_text, status=card.status,
+    shown = card.body + (f" {card.possible_change.note()}" if card.possible_change else "")
+    return Item("card", card.id, card.path, shown, index_text, status=card.status,
                 type=card.type, salience=card.salience, time=when.timestamp(),
                 expires=card.expires.isoformat() if card.expires else None,
                 valid_from=card.valid_from.isoformat() if card.valid_from else None,

@@ -24,6 +24,7 @@ from memfs.agent.dream.ops import (
     CloseOp,
     ExpireOp,
     Extraction,
+    FlagOp,
     MergeOp,
     MessageLike,
     Op,
@@ -32,7 +33,7 @@ from memfs.agent.dream.ops import (
     op_targets,
 )
 
-from memfs.cards import Card, Source
+from memfs.cards import Card, PossibleChange, Source
 from memfs.compaction import CompactionEvent
 from memfs.gitio import DREAM
 from memfs.repo import PairRepo
@@ -114,6 +115,8 @@ class _Applier:
             return self._expire(op.id, f"expire {op.id}", "")
         if isinstance(op, CloseOp):
             return self._expire(op.id, f"close {op.id}", op.reason)
+        if isinstance(op, FlagOp):
+            return self._flag(op)
         raise _Drop(f"unknown op {op!r}")
 
     # -- the ops -----------------------------------------------------------------------
@@ -136,6 +139,12 @@ class _Applier:
         card = self._active(card_id).evolve(status="expired", updated=self.now)
         body = f"Reason: {reason}" if reason else ""
         return self._commit({card.path: card}, subject, card.source, body)
+
+    def _flag(self, op: FlagOp) -> str | None:
+        source = Source(op.session, (op.turn,))
+        change = PossibleChange(said=_second(op.said), words=" ".join(op.words.split()), source=source)
+        card = self._active(op.id).evolve(possible_change=change, updated=self.now)
+        return self._commit({card.path: card}, f"flag {op.id}: may have changed {_excerpt(change.words)}", source)
 
     # -- helpers -----------------------------------------------------------------------
 

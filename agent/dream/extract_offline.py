@@ -155,7 +155,14 @@ class OfflineExtractor:
         from memfs.agent.dream.learned import LearnedExtractor
 
         learned = LearnedExtractor(self.embedder)(window, cards, summary, now)
-        return combine(ruled, learned, window, cards, summary, now)
+        both = combine(ruled, learned, window, cards, summary, now)
+        from memfs.agent.dream.change import with_flags
+
+        flagged = with_flags(both, window, cards, self.embedder)
+        if flagged is both:
+            return both
+        active = [c for c in cards if c.status == "active"]
+        return Extraction(summary=rewrite_summary(summary, window, flagged.ops, active, now.date()), ops=flagged.ops)
 
 
 def combine(ruled: Extraction, semantic: Extraction, window: Sequence[MessageLike], cards: Sequence[Card],

@@ -39,6 +39,7 @@ from memfs.agent.dream.ops import (
     CloseOp,
     ExpireOp,
     Extraction,
+    FlagOp,
     MergeOp,
     SupersedeOp,
     WriteOp,
@@ -139,11 +140,15 @@ class Report:
                 "false_cards": (false := self.false_cards(split)),
                 "false_rate": round(false / (c.tp + c.fp), 3) if c.tp + c.fp else 0.0,
                 **{f"{k}_accuracy": round(_jaccard(self.targets(k, split)), 3) for k in TARGET_KINDS},
+                "noticed": (n := self.targets("noticed", split)).tp, "expected_supersedes": n.tp + n.fn,
+                "wrong_flags": n.fp,
             }
         return out
 
 
-TARGET_KINDS = ("supersede", "retire", "merge", "supersede_matched")
+TARGET_KINDS = ("supersede", "retire", "merge", "supersede_matched", "noticed")
+"""``noticed``: an expected supersede whose old card was superseded by a right card or flagged as
+possibly changed (a flag's false positives are the cards flagged that had not changed)."""
 
 
 def _jaccard(c: Counts) -> float:
@@ -257,8 +262,18 @@ def _supersede_matched(produced: Sequence[CardOp], owner: dict[int, int], want: 
     ...") counted as a right supersede of "The user lives in Tirana" (stop 32); here it is a
     wrong one."""
     olds = {op.old_id for op in produced if isinstance(op, SupersedeOp)}
-    right = {op.old_id for p, op in enumerate(produced) if isinstance(op, SupersedeOp) and p in owner} & want
+    right = _right_supersedes(produced, owner) & want
     return Counts(tp=len(right), fp=len(olds - want) + len((olds & want) - right), fn=len(want - olds))
+
+
+def _right_supersedes(produced: Sequence[CardOp], owner: dict[int, int]) -> set[str]:
+    return {op.old_id for p, op in enumerate(produced) if isinstance(op, SupersedeOp) and p in owner}
+
+
+def _noticed(extraction: Extraction, produced: Sequence[CardOp], owner: dict[int, int], want: set[str]) -> Counts:
+    flagged = {op.id for op in extraction.ops if isinstance(op, FlagOp)}
+    seen = (_right_supersedes(produced, owner) | flagged) & want
+    return Counts(tp=len(seen), fp=len(flagged - want), fn=len(want - seen))
 
 
 def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
@@ -275,6 +290,7 @@ def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
                              {frozenset(m) for m in exp.get("merge", [])}),
     }
     targets["supersede_matched"] = _supersede_matched(produced, owner, set(exp.get("supersede", [])))
+    targets["noticed"] = _noticed(extraction, produced, owner, set(exp.get("supersede", [])))
     matched_refs = set(owner.values())
     return WindowScore(
         id=window.id, split=window.split,
@@ -298,18 +314,19 @@ def score_extraction(extractor: Extractor, dataset: Sequence[EvalWindow]) -> Rep
 
 def format_table(report: Report) -> str:
     rows = [f"{'window':32} {'split':10} {'P':>5} {'R':>5} {'prod':>4} {'ref':>4} {'false':>5} {'sup':>7} {'ret':>7} {'mrg':>7} "
-            f"{'sup+card':>8}"]
+            f"{'sup+card':>8} {'noticed':>8}"]
     for w in report.windows:
         c = w.cards
         t = {k: f"{w.targets[k].tp}/{w.targets[k].tp + w.targets[k].fn}+{w.targets[k].fp}" for k in TARGET_KINDS}
         rows.append(f"{w.id:32} {w.split:10} {c.precision:5.2f} {c.recall:5.2f} {c.tp + c.fp:4d} "
                     f"{c.tp + c.fn:4d} {len(w.false_cards):5d} {t['supersede']:>7} {t['retire']:>7} {t['merge']:>7} "
-                    f"{t['supersede_matched']:>8}")
+                    f"{t['supersede_matched']:>8} {t['noticed']:>8}")
     for split, numbers in report.as_json().items():
         rows.append(f"{split:>10}: precision {numbers['precision']:.3f}  recall {numbers['recall']:.3f}  "
                     f"f1 {numbers['f1']:.3f}  false {numbers['false_cards']} ({numbers['false_rate']:.1%})  supersede {numbers['supersede_accuracy']:.2f}  "
                     f"retire {numbers['retire_accuracy']:.2f}  merge {numbers['merge_accuracy']:.2f}  "
-                    f"supersede by a right card {numbers['supersede_matched_accuracy']:.2f}")
+                    f"supersede by a right card {numbers['supersede_matched_accuracy']:.2f}  "
+                    f"noticed {numbers['noticed']}/{numbers['expected_supersedes']} (wrong flags {numbers['wrong_flags']})")
     return "\n".join(rows)
 
 

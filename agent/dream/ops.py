@@ -125,7 +125,25 @@ class CloseOp:
         return {"op": "close", "id": self.id, "reason": self.reason}
 
 
-Op = WriteOp | SupersedeOp | MergeOp | ExpireOp | CloseOp
+@dataclass(frozen=True, kw_only=True)
+class FlagOp:
+    """A sentence of the window that may make card ``id`` untrue. The card stays active and gets a
+    ``possible_change`` (the date and the user's words): ending a true card on a guess loses it,
+    noticing loses nothing (stop 40-41, BENCHMARKS.md). Only the offline change stage makes these;
+    a model answer supersedes instead."""
+
+    id: str
+    words: str
+    said: dt.datetime
+    session: str
+    turn: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": "flag", "id": self.id, "words": self.words, "said": self.said.isoformat(),
+                "session": self.session, "turns": [self.turn]}
+
+
+Op = WriteOp | SupersedeOp | MergeOp | ExpireOp | CloseOp | FlagOp
 CardOp = WriteOp | SupersedeOp | MergeOp
 
 

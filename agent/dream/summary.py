@@ -23,10 +23,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memfs.agent.dream.ops import CardOp, MergeOp, MessageLike, Op, SupersedeOp, WriteOp, op_targets
+from memfs.agent.dream.ops import (
+    CardOp,
+    FlagOp,
+    MergeOp,
+    MessageLike,
+    Op,
+    SupersedeOp,
+    WriteOp,
+    op_targets,
+)
 from memfs.agent.dream.rules.text import content_words
 
-from memfs.cards import Card
+from memfs.cards import Card, PossibleChange, Source
 
 SUMMARY_MAX_CHARS = 1600
 TRACEABLE_CHARS = 12  # a shorter stem starts too many bodies to say which card a line came from
@@ -34,6 +43,8 @@ PROFILE = "## Profile"
 STORY = "## Recent story"
 PROFILE_TYPES = frozenset({"fact", "relationship", "boundary", "preference"})
 _SMALL_TALK = ": small talk (\""
+NOTE = " (may have changed: "
+"""How a profile line carries its card's ``possible_change`` (``PossibleChange.note``)."""
 _DATED = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b|"
                     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w* \d{1,2}\b|\bso far\b",
                     re.IGNORECASE)
@@ -102,12 +113,32 @@ def compose_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[
     """The summary after a dream: the profile updated by this dream's ops, the story with a
     line for this window (``story``, when a model wrote it), then the open plans."""
     summary = parse_summary(previous)
-    summary.profile = _updated_profile(summary.profile, ops, active)
+    summary.profile = _updated_profile([line.split(NOTE, 1)[0] for line in summary.profile], ops, active)
     summary.story = _without_replaced(summary.story, ops, active)
     summary.story += _story_lines(window, ops, story)
     plans = _open_plans(ops, active, today)
-    _fit(summary, plans, limit)
+    notes = _notes(summary.profile, ops, active)
+    _fit(summary, plans, limit - sum(len(n) + 1 for n in notes.values()))
+    summary.profile = [line + (f" {notes[k]}" if k in notes else "") for k, line in enumerate(summary.profile)]
     return summary.render(plans)
+
+
+def _notes(profile: list[str], ops: Sequence[Op], active: Sequence[Card]) -> dict[int, str]:
+    """Profile line index -> the possible change its card carries (this dream's flags first): the
+    profile is in every turn's context, so what may have ended a standing fact is shown beside it.
+    A flag the person cleared from the card leaves the line at the next dream."""
+    gone = {t for op in ops for t in op_targets(op)}
+    changes = {c.id: c.possible_change for c in active if c.possible_change and c.id not in gone}
+    changes |= {op.id: PossibleChange(op.said, clip(op.words, 120), Source(op.session, (op.turn,)))
+                for op in ops if isinstance(op, FlagOp)}
+    bodies = {c.id: c.body for c in active}
+    out: dict[int, str] = {}
+    for card_id, change in changes.items():
+        at = next((k for k, line in enumerate(profile) if card_id in bodies and from_card(line, bodies[card_id])),
+                  None)
+        if at is not None and change is not None:
+            out[at] = PossibleChange(change.said, clip(change.words, 120)).note()
+    return out
 
 
 def rewrite_summary(previous: str, window: Sequence[MessageLike], ops: Sequence[Op],

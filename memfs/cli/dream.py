@@ -113,6 +113,8 @@ def describe(change: ChangeSet) -> list[str]:
              if not c.supersedes]
     lines += [f"~ {s.old.id} -> {s.by.id if s.by else '?'}: {short(s.old.body, 30)} -> "
               f"{short(s.by.body, 30) if s.by else ''}" for s in change.superseded]
+    lines += [f"? {c.id} may have changed: {short(c.body, 30)} <- \"{short(c.possible_change.words, 40)}\""
+              for c in change.questioned if c.possible_change]
     lines += [f"x expired {c.id}: {short(c.body)}" for c in change.expired]
     lines += [f"x marked wrong {c.id}: {short(c.body)}" for c in change.deleted]
     if change.summary_changed:
