@@ -310,7 +310,10 @@ def _possible_change(meta: dict[str, Any], path: str) -> PossibleChange | None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("words"), str) or not value["words"].strip():
         raise CardParseError(path, "possible_change", "must be {said: <date-time>, words: \"...\", source: ...}")
-    said = _datetime(value, "said", path)
+    try:
+        said = _datetime(value, "said", path)
+    except CardParseError as exc:
+        raise CardParseError(path, "possible_change.said", exc.reason) from None
     if said is None:
         raise CardParseError(path, "possible_change.said", "is required")
     source = _source(value, path, "source") if value.get("source") is not None else None

@@ -71,11 +71,12 @@ def _source(model_dir: Path) -> dict[str, Any]:
     return {"weights": str(weights.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def prune_stale(folder: Path, keep: Path) -> list[Path]:
-    """Remove the exports in ``folder`` (but ``keep``) whose recorded weights file is gone or
-    changed; an export without a record, or with one that cannot be read, is left alone."""
+def prune_stale(folder: Path, keep: Path, prefix: str = DEFAULT_MODEL) -> list[Path]:
+    """Remove the exports named ``<prefix>-*`` in ``folder`` (but ``keep``) whose recorded weights
+    file is gone or changed; an export without a record, or with one that cannot be read, is left
+    alone. (The dream's change judge keeps its exports the same way, as ``change-judge-*``.)"""
     removed = []
-    for record in sorted(folder.glob(f"{DEFAULT_MODEL}-*.json")):
+    for record in sorted(folder.glob(f"{prefix}-*.json")):
         onnx = record.with_suffix(".onnx")
         if onnx == keep:
             continue

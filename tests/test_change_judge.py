@@ -1,4 +1,4 @@
-"""Stop 40, x-chg2: the change judge's file, its mean of members, and its run without torch.
+"""Stop 40, x-chg2 (and stop 41): the change judge's file, its mean of members, and its run without torch.
 
 The judges here are MiniLM with differently seeded heads and nudged weights, not fits: these tests
 are about what the file keeps and what a dream process loads, not about judging well (that is
@@ -75,6 +75,34 @@ def test_the_onnx_judge_gives_the_torch_judges_probabilities_and_is_exported_onc
     made = judge.path.stat().st_mtime_ns
     assert judge_for(path, tmp_path / "models").path.stat().st_mtime_ns == made
     assert [p.name for p in (tmp_path / "models").iterdir() if p.suffix == ".tmp"] == []
+    assert judge.path.with_suffix(".json").exists()  # the record a later export prunes by
+
+
+def test_a_new_judge_export_removes_the_export_of_a_judge_no_longer_installed(tmp_path: Path) -> None:
+    """A package upgrade ships a new judge file: the old 182 MB export must not stay behind."""
+    import json
+
+    from memfs.agent.dream.judge_onnx import PREFIX
+
+    from memfs.embed_onnx import prune_stale
+
+    models = tmp_path / "models"
+    models.mkdir()
+    gone, kept, mine = (models / f"{PREFIX}-{n}.onnx" for n in ("aaa", "bbb", "ccc"))
+    judge = tmp_path / "judge.npz"
+    judge.write_bytes(b"x")
+    st = judge.stat()
+    for onnx, weights in ((gone, tmp_path / "old.npz"), (kept, judge), (mine, judge)):
+        onnx.write_bytes(b"onnx")
+        onnx.with_suffix(".json").write_text(json.dumps({"weights": str(weights), "size": st.st_size,
+                                                         "mtime_ns": st.st_mtime_ns}))
+    embedder = models / "all-MiniLM-L6-v2-ddd.onnx"
+    embedder.write_bytes(b"onnx")
+    embedder.with_suffix(".json").write_text(json.dumps({"weights": str(tmp_path / "old.npz"), "size": 1,
+                                                         "mtime_ns": 1}))
+    assert prune_stale(models, keep=mine, prefix=PREFIX) == [gone]
+    assert sorted(p.name for p in models.iterdir() if p.suffix == ".onnx") == [
+        "all-MiniLM-L6-v2-ddd.onnx", kept.name, mine.name]  # another prefix's exports are not the judge's
 
 
 @pytest.mark.model
@@ -92,7 +120,7 @@ def test_a_dream_process_judges_changes_without_importing_torch(
 import datetime as dt, sys
 from pathlib import Path
 from memfs.agent.dream import change
-from memfs.agent.dream.ops import Extraction, SupersedeOp, WriteOp
+from memfs.agent.dream.ops import Extraction, WriteOp
 from memfs.cards import Card, Source
 from memfs.embed import resolve_model, DEFAULT_MODEL
 from memfs.embed_onnx import OnnxEmbedder
@@ -104,11 +132,11 @@ job = Card(id="c-job001", type="fact", body="The user works as a bus driver.", e
            created=ts - dt.timedelta(days=40), salience=0.7, source=Source("s-0", (2,)))
 window = [Message("s-1", 0, "user", "i quit my job as a bus driver today", ts)]
 own = WriteOp(type="fact", body="The user quit their job as a bus driver.", entities=("user",), turns=(0,), session="s-1")
-done = change.with_changes(Extraction("", [own]), window, [job], embedder, threshold=0.0)
+done = change.with_flags(Extraction("", [own]), window, [job], embedder, threshold=0.0)
 print(type(change.shipped_judge(embedder)).__name__, [type(op).__name__ for op in done.ops],
-      done.ops[0].old_id, "torch" in sys.modules)
+      done.ops[-1].id, "torch" in sys.modules)
 """
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env,
                          cwd=tmp_path)
-    assert run.stdout.split() == ["OnnxJudge", "['SupersedeOp']", "c-job001", "False"], run.stderr[-2000:]
+    assert run.stdout.split() == ["OnnxJudge", "['WriteOp',", "'FlagOp']", "c-job001", "False"], run.stderr[-2000:]

@@ -1,4 +1,5 @@
-"""Stop 39, x-chg: the change stage's mechanics, with a stand-in judge (no model).
+"""The change stage's mechanics (stop 39's x-chg, flagging since stop 41's x-flag), with a stand-in
+judge (no model).
 
 The sentences are written for this file (not from an extraction split or a bank)."""
 
@@ -7,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
-from memfs.agent.dream.change import Nearby, Said, apply, decide, judged, nearest
-from memfs.agent.dream.ops import Extraction, SupersedeOp, WriteOp
+from memfs.agent.dream.change import Nearby, Said, decide, flag, judged, nearest
+from memfs.agent.dream.ops import Extraction, FlagOp, SupersedeOp, WriteOp
 
 from memfs.cards import Card, Source
 from memfs.history import Message
@@ -56,21 +57,19 @@ def test_only_the_nearest_cards_are_judged_and_a_replaced_card_is_not() -> None:
     assert p[0, 0] > 0.98 and p[1, 1] == 0.0
 
 
-def test_a_change_becomes_a_supersede_through_the_windows_own_card_or_a_card_in_the_users_words() -> None:
+def test_a_change_is_flagged_on_the_old_card_and_nothing_is_written_or_ended() -> None:
+    """Stop 41: a judged change records the user's words and when they were said beside the card;
+    the window's own ops are untouched, and a card an op already supersedes is left to that op."""
     said = [_said(0, "handed in my apron at the bakery"), _said(2, "doing the books at a brewery now")]
     found = Nearby(said, [JOB, HOME], np.zeros((2, 2), dtype=np.float32))
     own = WriteOp(type="fact", body="The user does the books at a brewery now.", entities=("user",), turns=(2,),
                   session="s-1")
-    p = np.array([[0.2, 0.0], [0.99, 0.0]])
-    ops = apply(Extraction("", [own]), found, p, 0.98).ops
-    assert len(ops) == 1 and isinstance(ops[0], SupersedeOp) and ops[0].old_id == JOB.id
-    assert ops[0].body == own.body
-    p = np.array([[0.99, 0.0], [0.2, 0.0]])
-    ops = apply(Extraction("", []), found, p, 0.98, own_only=False).ops
-    assert len(ops) == 1 and isinstance(ops[0], SupersedeOp) and ops[0].old_id == JOB.id
-    assert "apron" in ops[0].body and ops[0].type == "fact"
+    p = np.array([[0.2, 0.0], [0.9, 0.0]])
+    ops = flag(Extraction("", [own]), found, p, 0.5).ops
+    assert ops == [own, FlagOp(id=JOB.id, words="doing the books at a brewery now", said=SAID, session="s-1", turn=2)]
+    assert flag(Extraction("", [own]), found, p, 0.95).ops == [own]
     already = SupersedeOp(old_id=JOB.id, type="fact", body="The user works at the brewery.", turns=(5,), session="s-1")
-    assert apply(Extraction("", [already]), found, p, 0.98).ops == [already]
+    assert flag(Extraction("", [already]), found, p, 0.5).ops == [already]
 
 
 def test_a_sentence_about_something_else_is_not_judged_against_the_card_nearest_it() -> None:
@@ -83,16 +82,3 @@ def test_a_sentence_about_something_else_is_not_judged_against_the_card_nearest_
     p = judged(found, judge, used=set(), top=1, floor=0.275)  # type: ignore[arg-type]
     assert [s for s, _ in judge.asked] == ["handed in my apron"]
     assert p[0].max() == 0.0 and p[1, 0] > 0.98
-
-
-def test_the_conservative_stage_acts_only_through_a_card_the_window_wrote_from_that_sentence() -> None:
-    """Stop 40, x-chg4: a card written in the user's words for a change nothing else carded was the
-    stage's false card on fresh text; ``own_only`` acts through the window's own card or not at all,
-    and a sentence without one does not take the card from a sentence with one."""
-    said = [_said(0, "well that's me done at the bakery"), _said(2, "doing the books at a brewery now")]
-    found = Nearby(said, [JOB, HOME], np.zeros((2, 2), dtype=np.float32))
-    own = WriteOp(type="fact", body="The user does the books at a brewery now.", entities=("user",), turns=(2,),
-                  session="s-1")
-    assert apply(Extraction("", []), found, np.array([[0.99, 0.0], [0.2, 0.0]]), 0.9, own_only=True).ops == []
-    ops = apply(Extraction("", [own]), found, np.array([[0.99, 0.0], [0.95, 0.0]]), 0.9, own_only=True).ops
-    assert len(ops) == 1 and isinstance(ops[0], SupersedeOp) and ops[0].old_id == JOB.id and ops[0].body == own.body

@@ -107,6 +107,8 @@ class WindowScore:
     unmatched_produced: list[str] = field(default_factory=list)
     missed_reference: list[str] = field(default_factory=list)
     false_cards: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    """Each flag as ``right|wrong: <card> <- <words>`` (``-v``)."""
 
 
 @dataclass
@@ -292,6 +294,7 @@ def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
     targets["supersede_matched"] = _supersede_matched(produced, owner, set(exp.get("supersede", [])))
     targets["noticed"] = _noticed(extraction, produced, owner, set(exp.get("supersede", [])))
     matched_refs = set(owner.values())
+    bodies = {c.id: c.body for c in window.cards}
     return WindowScore(
         id=window.id, split=window.split,
         cards=Counts(tp=len(owner), fp=len(produced) - len(owner), fn=len(refs) - len(owner)),
@@ -301,6 +304,8 @@ def score_window(extraction: Extraction, window: EvalWindow) -> WindowScore:
                           for i, r in enumerate(refs) if i not in matched_refs],
         false_cards=[f"{op.type}: {op.body}" for op in produced
                      if any(is_false(op, f) for f in exp.get("forbidden", []))],
+        flags=[f"{'right' if op.id in exp.get('supersede', []) else 'wrong'}: {bodies.get(op.id, op.id)} <- {op.words}"
+               for op in extraction.ops if isinstance(op, FlagOp)],
     )
 
 
@@ -386,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {w.id} MISSED {line}")
             for line in w.false_cards:
                 print(f"  {w.id} FALSE  {line}")
+            for line in w.flags:
+                print(f"  {w.id} FLAG   {line}")
     print(json.dumps({"extractor": name, **report.as_json()}))
     return 0
 

@@ -6,7 +6,9 @@ torch made a dream's first judgement take about 4 s (BENCHMARKS.md, stop 39). So
 does, the judge is exported to ONNX **once**, with torch, into the models folder beside the
 embedder's export, named by the judge file's path, size and time (a new package version gets its
 own export); it is checked against the torch judge on probe pairs and moved into place atomically,
-under a file lock. From then on a dream judges pairs with ``onnxruntime`` and ``tokenizers`` only.
+under a file lock, with a ``.json`` record of the judge file it came from; a new export removes the
+exports of judge files no longer installed (``embed_onnx.prune_stale``), so upgrades do not pile up
+182 MB files. From then on a dream judges pairs with ``onnxruntime`` and ``tokenizers`` only.
 
 If the export cannot be made or fails its check, ``judge_for`` falls back to the torch judge (same
 probabilities, slower start) and says why in the log.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import warnings
@@ -27,8 +30,10 @@ import numpy as np
 from memfs.agent.dream.change import MAX_TOKENS, CrossJudge
 
 from memfs.embed import DEFAULT_MODEL, resolve_model
+from memfs.embed_onnx import prune_stale
 
 LOG = logging.getLogger("memfs.dream")
+PREFIX = "change-judge"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 MAX_DIFF = 1e-4
 """The export's probabilities may differ from torch's by at most this much on the probes."""
@@ -44,7 +49,7 @@ class JudgeExportError(RuntimeError):
 def judge_file(cache_dir: Path, judge_path: Path) -> Path:
     st = judge_path.stat()
     stamp = hashlib.sha256(f"{judge_path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode())
-    return cache_dir / f"change-judge-{stamp.hexdigest()[:12]}.onnx"
+    return cache_dir / f"{PREFIX}-{stamp.hexdigest()[:12]}.onnx"
 
 
 class OnnxJudge:
@@ -106,13 +111,22 @@ def export(judge: CrossJudge, target: Path) -> None:
         if target.exists():
             return
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp_record = tmp.with_suffix(".json")
         try:
             _export(judge, tmp)
             _check(judge, tmp)
+            st = judge.path.stat()
+            tmp_record.write_text(json.dumps({"weights": str(judge.path.resolve()), "size": st.st_size,
+                                              "mtime_ns": st.st_mtime_ns}), encoding="utf-8")
+            os.replace(tmp_record, target.with_suffix(".json"))
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
+            tmp_record.unlink(missing_ok=True)
+        removed = prune_stale(target.parent, keep=target, prefix=PREFIX)
     LOG.info("exported the change judge to %s", target)
+    if removed:
+        LOG.info("removed %d change judge export(s) of a judge no longer installed", len(removed))
 
 
 def _export(judge: CrossJudge, tmp: Path) -> None:

@@ -299,7 +299,7 @@ def merge_subject(commits: Sequence[str]) -> str:
         counts[key] = counts.get(key, 0) + 1
     words = [("write", "new card", "new cards"), ("supersede", "superseded", "superseded"),
              ("merge", "merged", "merged"), ("expire", "expired", "expired"),
-             ("close", "closed", "closed")]
+             ("close", "closed", "closed"), ("flag", "may have changed", "may have changed")]
     parts = [f"{counts[k]} {one if counts[k] == 1 else many}" for k, one, many in words
              if counts.get(k)]
     if counts.get("summary: rewrite"):
