@@ -112,8 +112,19 @@ def test_blind38_loads() -> None:
     _assert_written_as("blind38", cards=50, supersedes=16, forbidden=40)
 
 
+def test_blind39_loads_and_is_unmeasured() -> None:
+    """blind39 (written at stop 41 about standing facts that mostly do not change: over half of each
+    window's user messages are ordinary talk about the existing cards, beside changes of job, home,
+    partner, name, pronouns and habits told sideways, other people's facts, reported speech,
+    hypotheticals, sarcasm, temporary stays and questions to the assistant; not yet measured) is
+    blind and unmeasured: no fit or estimate may read it, and the default run leaves it out."""
+    assert "blind39" in ev.BLIND and "blind39" in devset.never() and "blind39" not in devset.MEASURED
+    assert not any(w.split == "blind39" for w in ev.select(ev.load_dataset(), ""))
+    _assert_written_as("blind39", cards=60, supersedes=24, forbidden=60)
+
+
 def _assert_written_as(split: str, cards: int, supersedes: int, forbidden: int) -> None:
-    """The shape blind37 and blind38 were written to: eight windows of 25 to 35 messages, at least
+    """The shape blind37 to blind39 were written to: eight windows of 25 to 35 messages, at least
     ``cards`` reference cards, ``supersedes`` changes and ``forbidden`` entries, a retired plan and
     a merge, every plan dated, every message before the window's ``now``, every target an active card."""
     windows = [w for w in ev.load_dataset() if w.split == split]
