@@ -13,8 +13,9 @@ from memfs.agent.dream import extraction_eval as ev
 
 from memfs.embed import SentenceTransformerEmbedder
 
-FLOORS = (0.25, 0.275, 0.30, 0.35)
-THRESHOLDS = (0.50, 0.60, 0.70, 0.80, 0.85, 0.90, 0.92, 0.95, 0.97)
+FLOORS = (0.25, 0.30, 0.35, 0.40, 0.45)
+THRESHOLDS = (0.50, 0.70, 0.85, 0.90, 0.95, 0.97, 0.98, 0.99)
+"""Stop 41's amended grid (x-flag2); x-flag's first grid was floors 0.25-0.35 x thresholds 0.50-0.97."""
 CH.shipped_judge = lambda e: None  # type: ignore[assignment]  # main's ops, no stage
 ex = ev.make("offline")
 wins = ev.select(ev.load_dataset(), sys.argv[1] if len(sys.argv) > 1 else "blind35,blind36,blind37")

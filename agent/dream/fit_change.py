@@ -12,6 +12,12 @@ Beside them, ``data/change_bank_*.jsonl``: (card, sentence, change?) pairs that 
 imagination at stops 39 (a-d) and 40 (e-h) (changes told sideways, continuity talk that names the card or uses change
 words, other people's changes, hypotheticals); no blind split was read to write them.
 
+And ``data/change_chat.jsonl`` (stop 41, x-flag3): every (sentence, card) pair the stage judged while six spent
+profile sets were replayed at 1,600 messages, all *no change*. Fit on the change-dense pairs alone, the judge gave
+ordinary chat 0.95-0.98 and flagged about 17 unchanged cards per 1,600-message conversation
+(``bench/flag_base_rate.py``); these pairs show it what most chat is. The dev windows of ``HELD_OUT`` are left out
+of the fit: the operating point is chosen on them.
+
     python -m memfs.agent.dream.fit_change          # fit each seed on every dev window + the banks, write data/change_judge.npz
 """
 
@@ -42,6 +48,9 @@ LEARNING_RATE = 3e-5
 BANKS = JUDGE_PATH.parent
 SEEDS = (0, 1)
 """The judge's members: one fine-tune per seed, their probabilities averaged."""
+CHAT = JUDGE_PATH.parent / "change_chat.jsonl"
+HELD_OUT = frozenset({"blind35", "blind36", "blind37"})
+"""Dev splits the shipped judge is not fit on: its flag threshold and floor are chosen on them (stop 41)."""
 
 
 @dataclass
@@ -93,10 +102,10 @@ def dev_items(rows: Sequence[Labelled], negatives: int = NEGATIVES, seed: int = 
     return [(r.found.said[i].text, r.found.cards[j].body, y) for r, i, j, y in chosen]
 
 
-def bank_items(folder: Path = BANKS) -> list[tuple[str, str, int]]:
-    """(sentence, card, change?) from ``change_bank_*.jsonl``."""
+def bank_items(folder: Path = BANKS, chat: Path | None = CHAT) -> list[tuple[str, str, int]]:
+    """(sentence, card, change?) from ``change_bank_*.jsonl`` and the ordinary-chat pairs of ``chat``."""
     out = []
-    for path in sorted(folder.glob("change_bank_*.jsonl")):
+    for path in [*sorted(folder.glob("change_bank_*.jsonl")), *([chat] if chat is not None and chat.exists() else [])]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
@@ -163,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memfs.embed import SentenceTransformerEmbedder
 
     del argv
-    rows = labelled(dev_windows(), SentenceTransformerEmbedder())
+    rows = labelled([w for w in dev_windows() if w.split not in HELD_OUT], SentenceTransformerEmbedder())
     models = []
     for seed in SEEDS:
         items = dev_items(rows, seed=seed) + bank_items()
