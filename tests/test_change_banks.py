@@ -30,3 +30,17 @@ def test_every_bank_line_is_a_labelled_pair_and_no_pair_is_written_twice() -> No
             assert key not in seen, (path.name, key)
             seen[key] = row["change"]
         assert {r["change"] for r in rows} == {True, False}, path.name
+
+
+def test_the_ordinary_chat_pairs_are_all_no_change_and_come_from_spent_profile_sets_only() -> None:
+    """``change_chat.jsonl`` (stop 41, x-flag3): the pairs the stage judged on six spent profile sets,
+    where no fact changes. A pair from a fresh set would leak it into the judge's fit."""
+    from memfs.agent.dream.fit_change import CHAT, bank_items
+
+    rows = [json.loads(line) for line in CHAT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 2000
+    assert all(set(r) == {"card", "said", "change", "kind", "from"} and r["change"] is False and r["kind"] == "chat"
+               for r in rows)
+    assert {r["from"] for r in rows} == {"dev", "dev2", "blind9", "blind10", "blind11", "blind12"}
+    assert len({(r["card"], r["said"]) for r in rows}) == len(rows)
+    assert sum(1 for *_, y in bank_items() if y == 0) >= len(rows)  # the fit reads them with the banks
