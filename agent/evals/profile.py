@@ -180,6 +180,9 @@ class PairResult:
     """(type, body) of every active card written from a message that states no standing fact."""
     fact_lines: set[str] = field(default_factory=set)
     """Every profile line, at any dream, written from a standing fact."""
+    flagged: list[tuple[str, str]] = field(default_factory=list)
+    """(body, words) of every active card a dream flagged as possibly changed; no fact of a profile
+    set changes, so each is flagged wrongly."""
 
     @property
     def final(self) -> DreamPoint:
@@ -249,6 +252,8 @@ class ProfileReport:
                 "small_talk_cards": dict(sorted(talk_cards.items())),
                 "small_talk_cards_total": sum(talk_cards.values()),
                 "small_talk_card_texts": [[k, b] for r in self.pairs for k, b in r.small_talk_cards],
+                "flagged": sum(len(r.flagged) for r in self.pairs),
+                "flagged_texts": [[b, w] for r in self.pairs for b, w in r.flagged],
                 "timings": self.timings.to_dict(), "machine": machine()}
 
     def table(self) -> Table:
@@ -266,6 +271,9 @@ class ProfileReport:
         table.add_row("profile lines", str(d["profile_lines"]))
         table.add_row("cards by type", f"{d['cards_total']} {d['cards']}")
         table.add_row("cards from small talk", f"{d['small_talk_cards_total']} {d['small_talk_cards']}")
+        table.add_row("cards flagged as possibly changed (none changed)", str(d["flagged"]))
+        for body, words in d["flagged_texts"]:
+            table.add_row("[dim]flagged[/dim]", f"{body} <- {words}")
         for line in d["small_talk_line_texts"]:
             table.add_row("[dim]small-talk line[/dim]", line)
         table.caption = self.timings.line()
@@ -324,6 +332,8 @@ def read_pair(pair: MemoryPair, facts: list[Standing], said: dict[str, str]) -> 
     fact_messages = set(said.values())
     for card in pair.cards(status="active"):
         result.cards[card.type] = result.cards.get(card.type, 0) + 1
+        if card.possible_change is not None:
+            result.flagged.append((card.body, card.possible_change.words))
         if card.source is None:
             continue
         mine = {f"{card.source.session}:{t}" for t in card.source.turns}
