@@ -135,10 +135,10 @@ def test_the_context_shows_the_flag_beside_a_retrieved_card(pair: MemoryPair) ->
 
 
 @pytest.mark.model
-def test_the_shipped_judge_flags_changes_told_sideways_and_mostly_not_talk_about_the_same_thing() -> None:
-    """With the threshold shipped (0.50). Continuity about the same job is the judge's known weakness
-    (about one flag in three on dev was on a card that had not changed): "put me on nights again"
-    scores high, so two of three is what this asserts."""
+def test_the_shipped_judge_flags_changes_told_sideways_and_not_talk_about_the_same_thing() -> None:
+    """At the shipped threshold. The last three pairs are what the first judge of stop 41 flagged in
+    `memfs demo` (0.58, 0.95, 0.96), before it was refit with ordinary chat: a walk, a loaf and a
+    cup of tea are not changes."""
     from memfs.agent.dream.change import FLAG_THRESHOLD, JUDGE_PATH, CrossJudge
 
     cards = ["The user works as a nurse at St Mary's.", "The user lives in Glasgow.", "The user's boyfriend is Jonas."]
@@ -146,7 +146,13 @@ def test_the_shipped_judge_flags_changes_told_sideways_and_mostly_not_talk_about
                "the landlord finally gave back the deposit on the glasgow flat, we're all unpacked in dundee",
                "jonas and i called it quits last week, he's kept the cat"]
     same = ["st mary's put me on nights again this month, ugh", "glasgow rain again, third day running",
-            "jonas made risotto tonight and it was actually good"]
+            "jonas made risotto tonight and it was actually good",
+            "Rainy Sunday, Pepper refused to go further than the end of the road.",
+            "I finally baked my first loaf with Doughy though!",
+            "I finally baked my first loaf with Doughy though! It's a bit flat but it tastes amazing."]
+    demo = ["Pepper is Alex's dog, a rescue greyhound who is terrified of pigeons.",
+            "Alex started a sourdough starter in late November 2026 and named it Doughy.",
+            "Alex drinks Earl Grey tea with no sugar and calls it the only correct tea."]
     judge = CrossJudge(JUDGE_PATH)
     assert all(judge(changes, cards) >= FLAG_THRESHOLD)
-    assert sum(judge(same, cards) < FLAG_THRESHOLD) >= 2
+    assert all(judge(same, cards + demo) < FLAG_THRESHOLD)
