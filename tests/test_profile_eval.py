@@ -106,7 +106,7 @@ def test_the_chat_register_blind_sets_load_and_spread_over_pairs(split: str) -> 
     blind10 (written at stop 33, measured once at stop 34), blind11 (written and measured once at
     stop 34), blind12 (written and measured once at stop 34), blind13 (written at stop 35, measured
     once at stop 37), blind14 (written at stop 35, measured once at stop 37), blind15 (written at
-    stop 36, measured once at stop 37) and blind16 (written at stop 37, not yet measured): here only loaded
+    stop 36, measured once at stop 37) and blind16 (written at stop 37, measured once at stop 41): here only loaded
     (never run) — 24 facts, 2-3 per slot (every slot present), a chat-register bank inline with
     at least 26 topics of 5 lines each (2 replies a line), unique topic names, no slot twice in
     a pair, 3 pairs of 8."""

@@ -68,4 +68,4 @@ stop 33); blind9 written and measured once at stop 33; blind10 written at stop 3
 measured once at stop 34; blind11 and blind12 written and measured once at stop 34; blind13
 written at stop 35 and measured once at stop 37 (200 messages); blind14 written at stop 35 and
 measured once at stop 37; blind15 written at stop 36 and measured once at stop 37; blind16
-written at stop 37 and not yet measured; none is tuned on."""
+written at stop 37 and measured once at stop 41; none is tuned on."""
