@@ -108,7 +108,9 @@ def test_a_new_judge_export_removes_the_export_of_a_judge_no_longer_installed(tm
 @pytest.mark.model
 def test_a_dream_process_judges_changes_without_importing_torch(
         judge_file: tuple[Path, np.ndarray, list[np.ndarray]], tmp_path: Path, real_embedder: Any) -> None:
-    """The shipped dream embeds without torch; the change stage must not bring it back."""
+    """The shipped dream embeds without torch; the change stage must not bring it back, even through
+    the wrappers a dream's embedder comes in (stop 41: the first flag judge missed them and loaded
+    torch in every dream)."""
     from memfs.agent.dream.judge_onnx import judge_for
 
     path, _, _ = judge_file
@@ -126,7 +128,8 @@ from memfs.embed import resolve_model, DEFAULT_MODEL
 from memfs.embed_onnx import OnnxEmbedder
 from memfs.history import Message
 change.JUDGE_PATH = Path({str(path)!r})
-embedder = OnnxEmbedder(Path({str(models / real_embedder.path.name)!r}), Path(resolve_model(DEFAULT_MODEL)))
+from memfs.embed_memo import RecentEmbedder
+embedder = RecentEmbedder(OnnxEmbedder(Path({str(models / real_embedder.path.name)!r}), Path(resolve_model(DEFAULT_MODEL))))
 ts = dt.datetime(2027, 5, 3, 18, 0, tzinfo=dt.UTC)
 job = Card(id="c-job001", type="fact", body="The user works as a bus driver.", entities=("user",),
            created=ts - dt.timedelta(days=40), salience=0.7, source=Source("s-0", (2,)))

@@ -200,12 +200,18 @@ _SHIPPED: dict[tuple[str, str], Judge] = {}
 def shipped_judge(embedder: Embedder) -> Judge | None:
     """``data/change_judge.npz``'s judge, loaded once per process; None when the file is absent.
     Beside the torch-free embedder it runs on onnxruntime too (``judge_onnx``), exported once into
-    the embedder's models folder; beside sentence-transformers, torch is loaded already."""
+    the embedder's models folder; beside sentence-transformers, torch is loaded already. A dream's
+    embedder is wrapped (a vector cache, a memo of recent texts), so the wrappers are looked through:
+    judged by what it wrapped, the first judge of stop 41 took torch into every dream (+5 s and
+    +290 MB on the offline demo)."""
     if not JUDGE_PATH.exists():
         return None
     from memfs.embed_onnx import OnnxEmbedder
 
-    folder = str(embedder.path.parent) if isinstance(embedder, OnnxEmbedder) else ""
+    inner: Any = embedder
+    while not isinstance(inner, OnnxEmbedder) and getattr(inner, "inner", None) is not None:
+        inner = inner.inner
+    folder = str(inner.path.parent) if isinstance(inner, OnnxEmbedder) else ""
     key = (str(JUDGE_PATH), folder)
     if key not in _SHIPPED:
         from memfs.agent.dream.judge_onnx import judge_for
