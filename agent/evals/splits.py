@@ -60,6 +60,7 @@ PROFILE_FILES = {
     "blind11": "data/profile_blind11.json", "blind12": "data/profile_blind12.json",
     "blind13": "data/profile_blind13.json", "blind14": "data/profile_blind14.json",
     "blind15": "data/profile_blind15.json", "blind16": "data/profile_blind16.json",
+    "blind17": "data/profile_blind17.json",
 }
 """``memfs eval profile --split``: dev and dev2 for tuning, blind to blind12 measured once
 (blind5 written and measured once at stop 31; blind6 written and measured once at stop 32;
@@ -68,4 +69,5 @@ stop 33); blind9 written and measured once at stop 33; blind10 written at stop 3
 measured once at stop 34; blind11 and blind12 written and measured once at stop 34; blind13
 written at stop 35 and measured once at stop 37 (200 messages); blind14 written at stop 35 and
 measured once at stop 37; blind15 written at stop 36 and measured once at stop 37; blind16
-written at stop 37 and measured once at stop 41; none is tuned on."""
+written at stop 37 and measured once at stop 41; blind17 written at stop 41 and not yet measured;
+none is tuned on."""
