@@ -164,7 +164,7 @@ def constraints(state: State, split: str, n_messages: int, together: int, dreame
 @eval_group.command("profile")
 @click.option("--split", type=click.Choice(list(PROFILE_FILES)), default="dev", show_default=True,
               help="dev: written with the code, tuned on; dev2: chat-register small talk "
-                   "(typos, lowercase, emoji), for calibration; blind to blind16 (chat register): "
+                   "(typos, lowercase, emoji), for calibration; blind to blind17 (chat register): "
                    "measured once, never tuned on.")
 @click.option("--messages", "n_messages", default=1600, show_default=True, type=int,
               help="Messages of small talk around the standing facts (even).")
