@@ -135,8 +135,20 @@ def test_blind40_loads() -> None:
     _assert_written_as("blind40", cards=60, supersedes=24, forbidden=60)
 
 
+def test_blind41_loads_and_is_unmeasured() -> None:
+    """blind41 (written after stop 41 like blind40, about standing facts that mostly do not change:
+    at least half of each window's user messages are ordinary talk about the existing cards, health
+    limits and medication in passing included, beside changes of job, home, partner, name, pronouns,
+    habits and preferences told sideways, other people's facts, reported speech, hypotheticals,
+    sarcasm, temporary stays, workplaces named after people and questions to the assistant; set in
+    2072) loads, is blind and not yet measured, and has the size it was written to."""
+    assert "blind41" in ev.BLIND and "blind41" in devset.never() and "blind41" not in devset.MEASURED
+    assert not any(w.split == "blind41" for w in ev.select(ev.load_dataset(), ""))
+    _assert_written_as("blind41", cards=60, supersedes=24, forbidden=60)
+
+
 def _assert_written_as(split: str, cards: int, supersedes: int, forbidden: int) -> None:
-    """The shape blind37 to blind40 were written to: eight windows of 25 to 35 messages, at least
+    """The shape blind37 to blind41 were written to: eight windows of 25 to 35 messages, at least
     ``cards`` reference cards, ``supersedes`` changes and ``forbidden`` entries, a retired plan and
     a merge, every plan dated, every message before the window's ``now``, every target an active card."""
     windows = [w for w in ev.load_dataset() if w.split == split]

@@ -16,7 +16,7 @@ sentence (and per clause of a long one):
    near-identical one means "already known"; the same single-valued slot (job, home,
    partner, name, pronouns) or the same slot and a high similarity means supersede.
 
-Thresholds are calibrated on every split but the blind ones (``calibrate.py``); the blind splits (``extraction_eval.BLIND``: blind8 to blind40) are never used.
+Thresholds are calibrated on every split but the blind ones (``calibrate.py``); the blind splits (``extraction_eval.BLIND``: blind8 to blind41) are never used.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ other people's facts, reported speech, hedged plans) is a handful of example sen
 similarities to that class's examples; it becomes a candidate when its best positive class
 clears ``accept`` and beats the best negative class by ``margin``. The thresholds are
 calibrated on the dev splits of the extraction set (``calibrate.py``), never on the blind splits
-(``extraction_eval.BLIND``: blind8 to blind40).
+(``extraction_eval.BLIND``: blind8 to blind41).
 
 The prototype vectors are embedded once per embedder (by its ``name``) and cached here.
 """
