@@ -136,7 +136,7 @@ def test_blind40_loads() -> None:
 
 
 def test_blind41_loads_and_is_unmeasured() -> None:
-    """blind41 (written after stop 41 like blind40, about standing facts that mostly do not change:
+    """blind41 (written at stop 41 like blind40, about standing facts that mostly do not change:
     at least half of each window's user messages are ordinary talk about the existing cards, health
     limits and medication in passing included, beside changes of job, home, partner, name, pronouns,
     habits and preferences told sideways, other people's facts, reported speech, hypotheticals,
