@@ -91,48 +91,28 @@ def test_blind36_loads() -> None:
     assert all(m.ts <= w.now for w in windows for m in w.messages)
 
 
-def test_blind37_loads() -> None:
-    """blind37 (written at stop 40 about standing facts said in passing and changes to them told
-    sideways: job, home, partner, name, pronouns and habits that end, beside other people's facts,
-    reported speech, hypotheticals, sarcasm, temporary stays, workplaces named after people and
-    questions to the assistant; measured once at stop 40) loads and has the size it was written to."""
-    assert "blind37" in ev.BLIND
-    assert not any(w.split == "blind37" for w in ev.select(ev.load_dataset(), ""))
-    _assert_written_as("blind37", cards=45, supersedes=12, forbidden=30)
+WRITTEN_AS = {
+    # split: (reference cards, supersedes, forbidden entries) at least, and what it was written about
+    "blind37": (45, 12, 30, "stop 40, measured at stop 40: standing facts said in passing and changes to them told "
+                            "sideways (job, home, partner, name, pronouns, habits that end) beside other people's facts, "
+                            "reported speech, hypotheticals, sarcasm, temporary stays, workplaces named after people and "
+                            "questions to the assistant"),
+    "blind38": (50, 16, 40, "stop 40, measured at stop 41: as blind37, several changes told while talking about a second "
+                            "card's subject, trips among the temporary stays"),
+    "blind39": (60, 24, 60, "stop 41, measured at stop 41: standing facts that mostly do not change (over half of each "
+                            "window's user messages ordinary talk about the existing cards) beside changes told sideways"),
+    "blind40": (60, 24, 60, "stop 41, measured at stop 41: as blind39, preferences that flip among the changes, set in 2071"),
+}
 
 
-def test_blind38_loads() -> None:
-    """blind38 (written at stop 40 about standing facts said in passing and changes to them told
-    sideways: job, home, partner, name, pronouns and habits that end, several told while talking about
-    a second card's subject, beside other people's facts, reported speech, hypotheticals, sarcasm,
-    temporary stays and trips, workplaces named after people and questions to the assistant; measured
-    once at stop 41) loads and has the size it was written to."""
-    assert "blind38" in ev.BLIND
-    assert not any(w.split == "blind38" for w in ev.select(ev.load_dataset(), ""))
-    _assert_written_as("blind38", cards=50, supersedes=16, forbidden=40)
-
-
-def test_blind39_loads() -> None:
-    """blind39 (written at stop 41 about standing facts that mostly do not change: over half of each
-    window's user messages are ordinary talk about the existing cards, beside changes of job, home,
-    partner, name, pronouns and habits told sideways, other people's facts, reported speech,
-    hypotheticals, sarcasm, temporary stays and questions to the assistant; measured once at stop 41)
-    loads and has the size it was written to."""
-    assert "blind39" in ev.BLIND
-    assert not any(w.split == "blind39" for w in ev.select(ev.load_dataset(), ""))
-    _assert_written_as("blind39", cards=60, supersedes=24, forbidden=60)
-
-
-def test_blind40_loads() -> None:
-    """blind40 (written at stop 41 like blind39, about standing facts that mostly do not change: over
-    half of each window's user messages are ordinary talk about the existing cards, beside changes of
-    job, home, partner, name, pronouns, habits and preferences told sideways, other people's facts,
-    reported speech, hypotheticals, sarcasm, temporary stays, workplaces named after people and
-    questions to the assistant; set in 2071; measured once at stop 41) loads and has the size it was
-    written to."""
-    assert "blind40" in ev.BLIND
-    assert not any(w.split == "blind40" for w in ev.select(ev.load_dataset(), ""))
-    _assert_written_as("blind40", cards=60, supersedes=24, forbidden=60)
+@pytest.mark.parametrize("split", sorted(WRITTEN_AS))
+def test_the_measured_blind37_to_blind40_load(split: str) -> None:
+    """blind37 to blind40 (each written and measured once as ``WRITTEN_AS`` says) load and have the
+    size they were written to."""
+    cards, supersedes, forbidden, _ = WRITTEN_AS[split]
+    assert split in ev.BLIND
+    assert not any(w.split == split for w in ev.select(ev.load_dataset(), ""))
+    _assert_written_as(split, cards=cards, supersedes=supersedes, forbidden=forbidden)
 
 
 def test_blind41_loads_and_is_unmeasured() -> None:
