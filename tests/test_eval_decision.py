@@ -69,3 +69,18 @@ def test_report_json_and_table_carry_every_probe() -> None:
 def test_bad_probe_lines_name_the_line_and_field(line: str, field: str) -> None:
     with pytest.raises(BadInputError, match=rf"probes.jsonl:2: .*{field}"):
         load_probes("\n" + line, source="probes.jsonl")
+
+
+def test_decision_blind1_loads_and_is_unmeasured() -> None:
+    """The blind1 set: read with plain json only; no planner is run on it here."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind1.jsonl"
+    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(probes) == 48
+    assert len({p["id"] for p in probes}) == 48
+    assert Counter(p["kind"] for p in probes) == {"mentioned": 16, "answered": 16, "need": 8, "general": 8}
+    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
+    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
+    assert all(p["split"] == "blind1" for p in probes)
