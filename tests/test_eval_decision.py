@@ -64,8 +64,42 @@ def test_report_json_and_table_carry_every_probe() -> None:
       '"need_retrieval": true, "why": ""}'), "window"),
     (('{"id": "x", "message": "m", "window": [], "summary": "", "pins": "", '
       '"need_retrieval": true, "why": "", "split": "test"}'), "split"),
+    (('{"id": "x", "message": "m", "window": [], "summary": "", "pins": "", '
+      '"need_retrieval": true, "why": "", "kind": "maybe"}'), "kind"),
     ("not json", "not valid JSON"),
 ])
 def test_bad_probe_lines_name_the_line_and_field(line: str, field: str) -> None:
     with pytest.raises(BadInputError, match=rf"probes.jsonl:2: .*{field}"):
         load_probes("\n" + line, source="probes.jsonl")
+
+
+def test_decision_blind1_loads_and_is_unmeasured() -> None:
+    """The blind1 set: read with plain json only; no planner is run on it here."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind1.jsonl"
+    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(probes) == 48
+    assert len({p["id"] for p in probes}) == 48
+    assert Counter(p["kind"] for p in probes) == {"mentioned": 16, "answered": 16, "need": 8, "general": 8}
+    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
+    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
+    assert all(p["split"] == "blind1" for p in probes)
+
+
+def test_a_fresh_split_is_read_through_the_cli_split_names_with_its_kinds() -> None:
+    """``memfs eval decision --split blind1`` reads the packaged fresh set; only a decider
+    that always searches runs on it here, so the set stays unmeasured by the rules."""
+    from memfs.agent.evals.decision import load_split
+
+    probes = load_split("blind1")
+    assert len(probes) == 48 and {p.split for p in probes} == {"blind1"}
+    report = run_decision_eval(lambda p: RetrievalPlan(True, search_query=p.message), probes)
+    assert report.kind_rate("mentioned").value == 1.0
+    assert report.kind_rate("answered").value == 0.0
+    data = report.to_dict()
+    assert data["kinds"]["need"] == {"hits": 8, "total": 8, "rate": 1.0}
+    assert set(data["splits"]) == {"blind1"}
+    with pytest.raises(BadInputError, match="split: 'blind9'"):
+        load_split("blind9")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from memfs.agent.evals.splits import DECISION_FILES
 from memfs.agent.plan import RetrievalPlan, plan_offline
 from rich.table import Table
 
@@ -29,6 +30,8 @@ of fresh messages written after the rules were frozen (18/20); 0.85 is the hones
 SPECIFICITY_THRESHOLD = 0.85
 """The offline rules skip 29/30 probes (dev 20/20, held-out 9/10), fresh messages 18/20."""
 SPLITS = ("dev", "heldout")
+BLIND_FILES = {k: v for k, v in DECISION_FILES.items() if k != "all"}
+KINDS = ("mentioned", "answered", "need", "general")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Probe:
     need_retrieval: bool
     why: str
     split: str = "dev"
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,10 +79,26 @@ class DecisionReport:
     specificity_threshold: float = SPECIFICITY_THRESHOLD
     name: str = "offline rules"
 
-    def rate(self, need: bool, split: str | None = None) -> Rate:
-        """Recall (``need=True``) or specificity (``need=False``), optionally for one split."""
+    def rate(self, need: bool, split: str | None = None, kind: str | None = None) -> Rate:
+        """Recall (``need=True``) or specificity (``need=False``), optionally for one split
+        or one kind of probe."""
         rows = [r for r in self.rows if r.probe.need_retrieval == need
-                and (split is None or r.probe.split == split)]
+                and (split is None or r.probe.split == split)
+                and (kind is None or r.probe.kind == kind)]
+        return Rate(sum(r.correct for r in rows), len(rows))
+
+    @property
+    def splits(self) -> list[str]:
+        return list(dict.fromkeys(r.probe.split for r in self.rows))
+
+    @property
+    def kinds(self) -> list[str]:
+        """The probe kinds present, with whether each kind needs retrieval."""
+        return [k for k in KINDS if any(r.probe.kind == k for r in self.rows)]
+
+    def kind_rate(self, kind: str) -> Rate:
+        """Right decisions within one kind (every probe of a kind has the same label)."""
+        rows = [r for r in self.rows if r.probe.kind == kind]
         return Rate(sum(r.correct for r in rows), len(rows))
 
     @property
@@ -101,7 +121,8 @@ class DecisionReport:
             "recall": _rate_dict(self.rate(True)),
             "specificity": _rate_dict(self.rate(False)),
             "splits": {s: {"recall": _rate_dict(self.rate(True, s)),
-                           "specificity": _rate_dict(self.rate(False, s))} for s in SPLITS},
+                           "specificity": _rate_dict(self.rate(False, s))} for s in self.splits},
+            "kinds": {k: _rate_dict(self.kind_rate(k)) for k in self.kinds},
             "thresholds": {"recall": self.recall_threshold,
                            "specificity": self.specificity_threshold},
             "passed": self.passed,
@@ -117,7 +138,8 @@ def _rate_dict(rate: Rate) -> dict[str, Any]:
 
 
 def _row_dict(row: ProbeResult) -> dict[str, Any]:
-    return {"id": row.probe.id, "split": row.probe.split, "message": row.probe.message,
+    return {"id": row.probe.id, "split": row.probe.split, "kind": row.probe.kind,
+            "message": row.probe.message,
             "expected": row.probe.need_retrieval, "predicted": row.plan.need_retrieval,
             "correct": row.correct, "reason": row.plan.reason, "plan": row.plan.to_dict()}
 
@@ -137,10 +159,17 @@ def run_decision_eval(
     return DecisionReport(rows, name=name or ("offline rules" if decider is None else "custom"))
 
 
+def load_split(split: str = "all") -> list[Probe]:
+    """The probes of a named set (``DECISION_FILES``)."""
+    if split not in DECISION_FILES:
+        raise BadInputError(f"split: {split!r} is not one of {', '.join(DECISION_FILES)}")
+    return load_probes(source=DECISION_FILES[split])
+
+
 def load_probes(text: str | None = None, source: str = PROBES_FILE) -> list[Probe]:
-    """Parse the probe JSONL (the packaged file unless ``text`` is given)."""
+    """Parse a probe JSONL: ``text`` when given, else the packaged file ``source``."""
     if text is None:
-        text = resources.files("memfs.agent.evals").joinpath(PROBES_FILE).read_text(encoding="utf-8")
+        text = resources.files("memfs.agent.evals").joinpath(source).read_text(encoding="utf-8")
     probes = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
@@ -160,10 +189,14 @@ def _parse_probe(line: str, where: str) -> Probe:
     if not all(isinstance(m, str) for m in data["window"]):
         raise BadInputError(f"{where}: window: every item must be a string")
     split = data.get("split", "dev")
-    if split not in SPLITS:
-        raise BadInputError(f"{where}: split: {split!r} is not one of {SPLITS}")
+    if split not in (*SPLITS, *BLIND_FILES):
+        raise BadInputError(f"{where}: split: {split!r} is not one of "
+                            f"{(*SPLITS, *BLIND_FILES)}")
+    kind = data.get("kind", "")
+    if kind not in ("", *KINDS):
+        raise BadInputError(f"{where}: kind: {kind!r} is not one of {KINDS}")
     return Probe(data["id"], data["message"], tuple(data["window"]), data["summary"],
-                 data["pins"], data["need_retrieval"], data["why"], split)
+                 data["pins"], data["need_retrieval"], data["why"], split, kind)
 
 
 def format_table(report: DecisionReport) -> Table:
@@ -173,12 +206,15 @@ def format_table(report: DecisionReport) -> Table:
         table.add_column(column, overflow="fold")
     for row in sorted(report.rows, key=lambda r: (r.correct, r.probe.id)):
         mark = "[green]ok[/]" if row.correct else "[red]MISS[/]"
-        table.add_row(row.probe.id, row.probe.split, _yn(row.probe.need_retrieval),
+        split = f"{row.probe.split} {row.probe.kind}".strip()
+        table.add_row(row.probe.id, split, _yn(row.probe.need_retrieval),
                       f"{_yn(row.plan.need_retrieval)} {mark}", row.plan.reason, row.probe.message)
     lines = [(f"needs retrieval, triggered: {report.rate(True)}; "
               f"no retrieval, skipped: {report.rate(False)}")]
     lines += [f"{s}: triggered {report.rate(True, s)}, skipped {report.rate(False, s)}"
-              for s in SPLITS]
+              for s in report.splits]
+    lines += [f"{k} ({'search' if k in ('mentioned', 'need') else 'no search'}): right "
+              f"{report.kind_rate(k)}" for k in report.kinds]
     verdict = "[green]PASSED[/]" if report.passed else "[red]FAILED[/]"
     lines.append(f"thresholds: recall >= {report.recall_threshold:.0%}, specificity >= "
                  f"{report.specificity_threshold:.0%}: {verdict}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memfs.agent.evals.splits import CONSTRAINT_FILES, PROFILE_FILES
+from memfs.agent.evals.splits import CONSTRAINT_FILES, DECISION_FILES, PROFILE_FILES
 from memfs.cli.common import State, cli, console, err_console, pass_state, print_json
 from memfs.errors import BadInputError
 
@@ -84,12 +84,14 @@ def planted(state: State, seed: int, n_messages: int, home: Path | None, as_json
 
 
 @eval_group.command("decision")
+@click.option("--split", type=click.Choice(list(DECISION_FILES)), default="all",
+              show_default=True, help="all: the 60 dev and held-out probes; blind1: fresh.")
 @click.option("--json", "as_json", is_flag=True)
-def decision(as_json: bool) -> None:
-    """The retrieval decision on 60 probes (30 need memory, 30 do not)."""
-    from memfs.agent.evals.decision import format_table, run_decision_eval
+def decision(split: str, as_json: bool) -> None:
+    """The retrieval decision on 60 probes (30 need memory, 30 do not), or a fresh set."""
+    from memfs.agent.evals.decision import format_table, load_split, run_decision_eval
 
-    report = run_decision_eval()
+    report = run_decision_eval(probes=load_split(split), name=f"offline rules, {split}")
     if as_json:
         print_json(report.to_dict())
     else:
