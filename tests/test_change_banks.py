@@ -1,6 +1,7 @@
-"""The change banks (``agent/dream/data/change_bank_*.jsonl``): helper-written (card, sentence,
-change?) pairs that the change-stage candidates of stops 39 and 40 fit on (branches ``x-chg``,
-``x-chg2``, ``x-chg4``; no shipped code reads them yet). A fit reads every line, so a malformed
+"""The change banks (``bench/data/change_banks/change_bank_*.jsonl``): helper-written (card,
+sentence, change?) pairs that the change-stage candidates of stops 39 to 41 fit on (branches
+``x-chg``, ``x-chg2``, ``x-chg4``, ``x-flag``; no shipped code reads them, so since stop 42 they
+live with the benches, out of the wheel). A fit reads every line, so a malformed
 line, a label that is not a boolean or a pair written twice with two labels would silently
 change what the next candidate learns."""
 
@@ -9,9 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import memfs.agent
-
-BANKS = sorted((Path(memfs.agent.__file__).parent / "dream" / "data").glob("change_bank_*.jsonl"))
+BANKS = sorted((Path(__file__).parents[1] / "bench" / "data" / "change_banks").glob("change_bank_*.jsonl"))
 KINDS = {"change", "continuity", "other_person", "hypothetical", "unrelated", "other_card"}
 
 
