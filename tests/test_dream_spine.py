@@ -186,6 +186,51 @@ def test_the_demo_pair_keeps_who_the_user_is_through_both_dreams(real_embedder: 
         assert summary.startswith(PROFILE)
     for op in card_ops(extraction.ops):
         assert "Previously" not in op.body
+    profile, story = parse_summary(summary).profile, parse_summary(summary).story
+    assert any("grandad is 88" in line for line in profile), summary
+    # one past episode is told in the story, not kept in front of the model as who Alex is
+    assert not any("butter and honey" in line for line in profile), summary
+    assert any("butter and honey" in line for line in story), summary
+    assert any("butter and honey" in c.body for c in cards.values() if c.status == "active")
+
+
+def test_a_card_its_extractor_calls_chat_is_a_story_line_not_a_profile_line() -> None:
+    """``CardDraft.standing``: False keeps a new card out of the profile (it is still a card);
+    None (a model's card) leaves the type to decide; a supersede replaces its line in place
+    whatever it says (the slot is the profile's)."""
+    day = dt.date(2027, 2, 1)
+    window = [Message("s-1", 0, "user", "hi", START)]
+    ops = [WriteOp(type="fact", body="The user is a welder at the shipyard.", standing=True),
+           WriteOp(type="preference", body="The user had a great pie at the match on Saturday.",
+                   standing=False),
+           WriteOp(type="relationship", body="The user's brother is Tam.")]
+    out = parse_summary(compose_summary("", window, ops, [], day))
+    assert out.profile == ["The user is a welder at the shipyard.", "The user's brother is Tam."]
+    assert out.story == ["2027-01-04: The user had a great pie at the match on Saturday."]
+    old = Card(id="c-000001", type="fact", body="The user is a welder at the shipyard.", created=START)
+    moved = SupersedeOp(old_id=old.id, type="fact", body="The user now teaches welding at the college.",
+                        standing=False)
+    again = parse_summary(compose_summary(out.render(), window, [moved], [old], day))
+    assert again.profile[0] == "The user now teaches welding at the college.", again
+    assert "welder at the shipyard" not in again.render()
+
+
+def test_a_told_episode_stays_out_of_the_profile_and_a_standing_fact_goes_in(real_embedder: Embedder) -> None:
+    """New sentences (in no set or split): the learned extractor cards both the episode and the
+    facts, and only the facts become profile lines."""
+    said = ["went to the allotment open day on sunday, had the best rhubarb crumble of my life",
+            "i'm a signal engineer on the railways, mostly nights",
+            "my brother Fergus lives two streets away",
+            "six of us from the choir sang at a care home last week"]
+    window = []
+    for i, line in enumerate(said):
+        ts = START + dt.timedelta(minutes=5 * i)
+        window += [Message("s-1", 2 * i, "user", line, ts),
+                   Message("s-1", 2 * i + 1, "assistant", "Oh nice, go on.", ts + dt.timedelta(minutes=1))]
+    extraction = OfflineExtractor(real_embedder)(window, [], "", window[-1].ts)
+    profile = " | ".join(parse_summary(extraction.summary).profile).lower()
+    assert "signal engineer" in profile and "fergus" in profile, extraction.summary
+    assert "crumble" not in profile and "care home" not in profile, extraction.summary
 
 
 @pytest.mark.parametrize("sentence,mine", [

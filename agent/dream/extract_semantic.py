@@ -101,6 +101,9 @@ class Cand:
     sentence: str = ""
     """The user's sentence the card was written from, when one was (``learned.name_people`` reads
     the messages before it)."""
+    standing: bool = True
+    """A profile line as well as a card (``CardDraft.standing``)? The learned extractor says no
+    for one past episode or a sentence without the user in it."""
 
 
 class SemanticExtractor:
@@ -289,6 +292,7 @@ def _dedupe(cands: list[Cand], th: Thresholds) -> list[Cand]:
             out.append(c)
             continue
         same.turns |= c.turns
+        same.standing = same.standing or c.standing
         if len(c.body) > len(same.body) and same.msg is c.msg:
             same.body, same.vector = c.body, c.vector
     return out
@@ -312,7 +316,7 @@ def _resolve(cands: list[Cand], active: Sequence[Card], card_vecs: np.ndarray, c
             used.add(old.id)
             ops.append(SupersedeOp(old_id=old.id, **fields))  # type: ignore[arg-type]
         else:
-            ops.append(WriteOp(**fields))  # type: ignore[arg-type]
+            ops.append(WriteOp(**fields, standing=c.standing))  # type: ignore[arg-type]
     return ops
 
 

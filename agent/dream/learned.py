@@ -382,7 +382,8 @@ class LearnedExtractor(SemanticExtractor):
         return Cand(cls, kind, body, unit.msg, SALIENCE[kind], vec, entities=entities(sentence, context),
                     expires=expires, valid_from=day if kind in ("plan", "event") else None, turns={unit.msg.turn},
                     slot=slot, lead=lead, own=not told_of_someone_else(sentence)
-                    and (cls not in IDENTITY_SLOTS or says_who_the_user_is(sentence)), sentence=sentence)
+                    and (cls not in IDENTITY_SLOTS or says_who_the_user_is(sentence)), sentence=sentence,
+                    standing=standing(sentence, body, kind, cls, day, hit, context))
 
 
 IDENTITY_SLOTS = frozenset({"name", "pronouns"})
@@ -413,6 +414,31 @@ def name_people(cands: Sequence[Cand], window: Sequence[MessageLike], active: Se
             cand.body = body
             if name and name not in cand.entities:
                 cand.entities = (*cand.entities, name)
+
+
+def standing(sentence: str, body: str, kind: str, cls: str, day: dt.date, hit: DateHit | None,
+             context: str = "") -> bool:
+    """Does the card say who the user is (a profile line), not only what happened in chat? A
+    boundary and the user's name or pronouns always do. Otherwise the card must have the user
+    in it ("I", "my", "we"; or "the user" once a "he" is resolved to "the user's grandad") and
+    not tell one past episode: "had a slice with butter and honey, best thing all week" and
+    "six of us took three evenings on one panel" stay cards, found by search, but are not put
+    in front of the model on every turn (stop 42, x-spine). A card written with the sentence
+    before it ("he's 88. he taught me to draw") is an episode only when both sentences are."""
+    if kind == "boundary" or cls in IDENTITY_SLOTS or states_identity(sentence):
+        return True
+    import os
+    v = os.environ.get("MEMFS_SPINE", "both")
+    if v != "episode" and not (first_person_anywhere(sentence) or _THE_USER.search(body)
+            or context and first_person_anywhere(context)):
+        return False
+    if v == "fp":
+        return True
+    return not (one_episode(sentence, day, hit)
+                and (not context or one_episode(context, day, find_date(context, day))))
+
+
+_THE_USER = re.compile(r"\bthe user\b", re.IGNORECASE)
 
 
 def one_episode(sentence: str, day: dt.date, hit: DateHit | None) -> bool:

@@ -17,7 +17,7 @@ import datetime as dt
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from memfs.agent.llm.base import Tool
@@ -62,6 +62,12 @@ class CardDraft:
     expires: dt.date | None = None
     turns: tuple[int, ...] = ()
     session: str | None = None
+    standing: bool | None = field(default=None, compare=False)
+    """Is the new card a standing fact about who the user is, so a line of the summary's
+    profile? None: its type decides (fact, relationship, boundary, preference), as for a
+    model's cards. The offline extractors say False for a card told as one past episode or
+    not in the user's own voice: it stays a card (searched, retrieved) and goes to the recent
+    story instead, so the profile, in front of the model every turn, is not filled with chat."""
 
     def card_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "body": self.body,

@@ -120,7 +120,7 @@ def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]
     by_id = {c.id: c for c in active}
     out = list(lines)
     for op in ops:
-        if not isinstance(op, (WriteOp, SupersedeOp, MergeOp)) or op.type not in PROFILE_TYPES:
+        if not isinstance(op, (WriteOp, SupersedeOp, MergeOp)) or not _standing(op):
             continue
         new = clip(op.body)
         olds = [by_id[t] for t in op_targets(op) if t in by_id]
@@ -130,6 +130,13 @@ def _updated_profile(lines: list[str], ops: Sequence[Op], active: Sequence[Card]
             continue
         out.insert(at if at is not None and at <= len(out) else len(out), new)
     return out
+
+
+def _standing(op: CardOp) -> bool:
+    """A profile line or a story line? A supersede or merge replaces its cards' lines in
+    place; a new card is a profile line when its type is and its extractor did not say it
+    was only chat (``CardDraft.standing``)."""
+    return op.type in PROFILE_TYPES and (op.standing is not False or not isinstance(op, WriteOp))
 
 
 def same_fact(new: str, line: str) -> bool:
@@ -163,7 +170,7 @@ def _story_lines(window: Sequence[MessageLike], ops: Sequence[Op], story: str | 
     if story and story.strip():
         return [f"{day}: {clip(story, 300)}"]
     cards: list[CardOp] = [op for op in ops if isinstance(op, (WriteOp, SupersedeOp, MergeOp))]
-    told = [op.body for op in cards if op.type not in PROFILE_TYPES]
+    told = [op.body for op in cards if not _standing(op)]
     if told:  # the line's day is said once: a rule card's "(said on <that day>)" is dropped
         return [f"{day}: {clip(b.replace(f' (said on {day})', ''))}" for b in told[:4]]
     if cards:
