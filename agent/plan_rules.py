@@ -41,6 +41,7 @@ from memfs.agent.plan_words import (
     SUGGEST,
     THIRD_PERSON,
     TYPE_WORDS,
+    WHEN_QUESTION,
     WORD,
 )
 
@@ -146,11 +147,13 @@ def suggestion(text: str, classify: Classify | None,
     With ``classify`` (the embedding model) a request phrased as general advice counts too
     ("which cocktail should I order?"); without it, only the suggestion words and the
     domain word lists do, as before. A question about what the assistant suggested
-    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words.
+    ("which cocktail did you recommend?") asks for no new suggestion, whatever its words, nor
+    does a question for the time of something planned ("when is my meeting with Lin?":
+    ``WHEN_QUESTION``), though its window may be all about dinner.
     ``answers``: ``text`` replies to the assistant's question ("shall I pick a few dinners?"
     — "go on, nothing fancy"): a reply that asks nothing itself may carry the request on
     (wording "reply": classified only when it reads more like a request than like news)."""
-    if ABOUT_ASSISTANT.search(text):
+    if ABOUT_ASSISTANT.search(text) or WHEN_QUESTION.search(text) and not SUGGEST.search(text):
         return False, ()
     old_rule = bool(SUGGEST.search(text) and PREF_DOMAIN.search(text))
     if classify is not None:

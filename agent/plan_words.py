@@ -180,3 +180,12 @@ nothing about which snack is safe for movie night."""
 
 THIRD_PERSON = [(rx(r"i'm", r"i am"), "the user is"), (rx(r"i've"), "the user has"),
                  (rx(r"my"), "the user's"), (rx(r"i", r"me"), "the user")]
+
+WHEN_QUESTION = re.compile(
+    r"^\W*(?:(?:so|and|ok|okay|wait|hey|um|remind me|quick one)\W+){0,2}"
+    r"(?:when|what time|what day|what date|which day)(?:'s|\s+(?:is|are|was|were|does|do|will))\b",
+    re.IGNORECASE)
+"""A question for the time of something already planned ("when is my meeting with Lin?",
+"what time does the match start?"): a fact to find, never a request for a suggestion, so
+no preference domain is read into it from the window (``plan_rules._wording``). A question
+about when to do something ("when should we go?") is advice and is not matched."""

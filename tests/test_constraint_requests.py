@@ -149,3 +149,58 @@ def test_the_request_detector_holds_its_calibration(real_embedder: Embedder) -> 
         else:
             false += bool(domains)
     assert right >= 40 and false <= 2, (right, false)
+
+
+DINNER_WINDOW = ["ok I'm starving and can't be bothered to cook tonight",
+                 "Fair! Takeaway, or something quick from the cupboard?",
+                 "quick. I'll sort it. thanks for tonight",
+                 "Anytime. Sleep well, and give the cat a scratch from me."]
+
+
+@pytest.mark.parametrize("message", [
+    "When is my meeting with Lin?",
+    "what time does the match start on sunday?",
+    "so when's the dentist again",
+])
+def test_a_question_for_the_time_of_a_plan_is_no_suggestion_request(
+        real_embedder: Embedder, message: str) -> None:
+    """`memfs demo` planned "When is my meeting with Lin?" as a food suggestion (its window
+    ends on dinner, read with the request as the turn reads it), so the peanut allergy and a
+    goodnight line took context slots."""
+    from memfs.agent.plan_rules import plan_offline
+
+    from memfs.constraints import classify_in_window
+
+    def in_window(text: str, wording: str) -> tuple[str, ...]:
+        return classify_in_window(real_embedder, text, wording, DINNER_WINDOW)
+
+    plan = plan_offline(message, DINNER_WINDOW, classify=in_window)
+    assert plan.constraint_domains == ()
+    assert "suggestion" not in plan.reason
+
+
+def test_when_to_do_something_is_still_advice(real_embedder: Embedder) -> None:
+    from memfs.agent.plan_rules import plan_offline
+
+    plan = plan_offline("any ideas what I should cook for Maya on saturday?", DINNER_WINDOW[:2],
+                        classify=_classify(real_embedder))
+    assert "food" in plan.constraint_domains
+
+
+def test_no_labelled_suggestion_request_is_a_question_for_a_time() -> None:
+    """The time-question pattern never touches a labelled request of the dev and spent sets
+    (constraint probes, request_dev; blind28 is fresh and not read)."""
+    from memfs.agent.plan_words import WHEN_QUESTION
+
+    data = resources.files("memfs.agent.evals").joinpath("data")
+    texts = []
+    for item in data.iterdir():
+        if item.name.endswith(".jsonl") and item.name.startswith(("constraint_", "request_")) \
+                and item.name != "constraint_probes28.jsonl":
+            for line in item.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line) if line.strip() else {}
+                text = row.get("request") if isinstance(row.get("request"), str) else row.get("text")
+                if isinstance(text, str) and (row.get("domain") or row.get("domains")):
+                    texts.append(text)
+    assert len(texts) > 500
+    assert [t for t in texts if WHEN_QUESTION.search(t)] == []
