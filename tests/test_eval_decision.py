@@ -88,6 +88,21 @@ def test_decision_blind1_loads_as_written() -> None:
     assert all(p["split"] == "blind1" for p in probes)
 
 
+def test_decision_blind2_loads_and_is_unmeasured() -> None:
+    """The blind2 set as its writer made it (read with plain json; written at stop 42, not yet measured)."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind2.jsonl"
+    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(probes) == 48
+    assert len({p["id"] for p in probes}) == 48
+    assert Counter(p["kind"] for p in probes) == {"answered": 20, "mentioned": 12, "need": 8, "general": 8}
+    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
+    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
+    assert all(p["split"] == "blind2" for p in probes)
+
+
 def test_a_fresh_split_is_read_through_the_cli_split_names_with_its_kinds() -> None:
     """``memfs eval decision --split blind1`` reads the packaged set, reported per kind."""
     from memfs.agent.evals.decision import load_split

@@ -72,8 +72,10 @@ measured once at stop 37; blind15 written at stop 36 and measured once at stop 3
 written at stop 37 and measured once at stop 41; blind17 written at stop 41 and not yet measured;
 none is tuned on."""
 
-DECISION_FILES = {"all": "data/decision_probes.jsonl", "blind1": "data/decision_blind1.jsonl"}
+DECISION_FILES = {"all": "data/decision_probes.jsonl", "blind1": "data/decision_blind1.jsonl",
+                  "blind2": "data/decision_blind2.jsonl"}
 """``memfs eval decision --split``: "all" is the 60 dev and held-out probes the rules were
 written with; blind1 (stop 42) is fresh, each probe with a ``kind`` ("mentioned": context
 names the topic but not the answer; "answered": context holds it in other words; "need";
-"general"), measured once before anything is fitted to it."""
+"general"), measured once before anything is fitted to it. blind2 (48 probes, the same
+kinds) was written at stop 42 and is not yet measured."""
