@@ -20,6 +20,7 @@ from dataclasses import replace
 from memfs.agent.llm.base import LLM, Tool
 from memfs.agent.plan_rules import (
     Classify,
+    Similar,
     extract_entities,
     plan_offline,
     search_query,
@@ -42,14 +43,16 @@ PLAN_MAX_TOKENS = 400
 def decide(
     llm: LLM | None, message: str, window: Sequence[str], summary: str = "", pins: str = "",
     memory_names: Collection[str] = (), classify: Classify | None = None,
+    similar: Similar | None = None,
 ) -> RetrievalPlan:
     """The plan for this turn: rules when there is no model or the model is the offline
     one (whose "decision" would only be these same rules), otherwise the model.
     ``memory_names``: lower-cased names long-term memory knows (card entities);
-    ``classify``: a request's suggestion domains by meaning (the embedding model)."""
+    ``classify``: a request's suggestion domains by meaning (the embedding model);
+    ``similar``: cosines of the message and texts of the context (the same model)."""
     if llm is None or getattr(llm, "name", "") == "offline":
         return plan_offline(message, window, summary, pins, memory_names=memory_names,
-                            classify=classify)
+                            classify=classify, similar=similar)
     return plan_with_llm(llm, message, window, summary, pins, classify=classify)
 
 

@@ -108,6 +108,14 @@ def _is_question(text: str) -> bool:
     return "?" in text or bool(first and QUESTION_START.fullmatch(first.group(0)))
 
 
+Similar = Callable[[str, Sequence[str]], Sequence[float]]
+"""The cosine of a message and each of some texts, with the pair's embedding model."""
+COVER_BY_MEANING = 0.58
+"""How close a unit of context must be to a wh-question, by meaning, to answer it when the
+words do not say so ("when am I flying to korea?" and "the flight to Seoul leaves on the
+14th"); the unit must also hold an answer of the kind asked for (``_holds_answer``). Chosen
+on dev (the 60 probes and decision blind1, stop 42): the lowest value at which no probe that
+needs memory is skipped, plus 0.02 (the closest such probe scores 0.56, BENCHMARKS)."""
 Classify = Callable[[str, str], Sequence[str]]
 """Which suggestion domains a request touches, by meaning (``memfs.constraints``), given
 how it is worded (``memfs.constraints.WORDINGS``): "explicit" (a suggestion word: at least
@@ -280,7 +288,7 @@ def _suggestion_covered(text: str, units: list[tuple[str, str]]) -> str | None:
 
 def _answered_in(
     text: str, entities: Sequence[str], cues: Sequence[str],
-    window: Sequence[str], summary: str, pins: str,
+    window: Sequence[str], summary: str, pins: str, similar: Similar | None = None,
 ) -> str | None:
     """Where the likely answer already sits in context, or None when it does not."""
     content = _content(text, entities)
@@ -292,7 +300,25 @@ def _answered_in(
     for where, unit in units:
         if _covers(unit, entities, content, cues, asks, asked):
             return where
-    return None
+    if similar is None or asks is None or _SUGGESTION in cues or not units:
+        return None
+    return _covered_by_meaning(text, entities, units, asks, asked, similar)
+
+
+def _covered_by_meaning(text: str, entities: Sequence[str], units: list[tuple[str, str]],
+                        asks: str, asked: set[str], similar: Similar) -> str | None:
+    """Where a unit answers the wh-question ``text`` in other words: about the same thing
+    (``COVER_BY_MEANING``), naming the people it names, and holding an answer of the kind
+    asked for. Words alone miss most of these ("korea" / "Seoul"), and a search then
+    fetches the same fact again, or an older version of it."""
+    scores = similar(text, [u for _, u in units])
+    best: tuple[float, str] | None = None
+    for (where, unit), score in zip(units, scores, strict=True):
+        stems = _stems(unit)
+        if (score >= COVER_BY_MEANING and all(_stem(e) in stems for e in entities)
+                and _holds_answer(unit, asks, asked) and (best is None or score > best[0])):
+            best = (float(score), where)
+    return f"{best[1]} (by meaning)" if best else None
 
 
 def _time_scope(text: str) -> str:
@@ -327,13 +353,16 @@ def search_query(text: str) -> str:
 def plan_offline(
     message: str, window: Sequence[str], summary: str = "", pins: str = "",
     *, memory_names: Collection[str] = (), classify: Classify | None = None,
+    similar: Similar | None = None,
 ) -> RetrievalPlan:
     """Deterministic rules: look for memory cues in ``message``; if there are some, skip
     anyway when the window, summary or pins already hold what the answer needs.
     ``window`` is the recent message texts, oldest first. A question naming something
     long-term memory knows (``memory_names``: "Harbor" is a card's entity) is a cue too:
     that is how "When is the Harbor deadline?" differs from "Who was Napoleon?".
-    ``classify``: see ``suggestion``; the plan names the domains it found."""
+    ``classify``: see ``suggestion``; the plan names the domains it found. ``similar``:
+    with it, a wh-question the words of the context do not cover may be answered there by
+    meaning (``_covered_by_meaning``)."""
     text = QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
@@ -348,7 +377,7 @@ def plan_offline(
         return RetrievalPlan(False, confidence=0.9 if small else 0.7,
                              reason="small talk" if small else "no memory cue")
     names = [c for c, _ in cues]
-    where = _answered_in(text, entities, names, window, summary, pins)
+    where = _answered_in(text, entities, names, window, summary, pins, similar)
     if where is not None:
         return RetrievalPlan(False, entities=("user", *entities), time_scope=_time_scope(text),
                              confidence=0.7, reason=f"answered in {where}")

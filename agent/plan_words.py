@@ -191,7 +191,7 @@ no preference domain is read into it from the window (``plan_rules._wording``). 
 about when to do something ("when should we go?") is advice and is not matched."""
 
 ASKS_FOR: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("time", rx(r"when", r"what (?:time|day|date|year|month)", r"which (?:day|date|year|month)",
+    ("time", rx(r"(?<!back )when", r"what (?:time|day|date|year|month)", r"which (?:day|date|year|month)",
                 r"how long ago")),
     ("number", rx(r"how (?:many|much|long|old|often|far|big)")),
     ("name", re.compile(r"\b(?:what|which|whats|what's)\b[^?.!]*\bnamed?\b|\bcalled what\b",

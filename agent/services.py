@@ -8,6 +8,7 @@ store costs nothing until a turn needs it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,9 +65,19 @@ class AgentPlanner:
             # learned reading of requests, asked only then
             return domains or learned_domains(pair.store.embedder, text, request.recent)
 
+        def similar(text: str, units: Sequence[str]) -> list[float]:
+            # the window's messages and the summary's lines recur turn after turn: the
+            # store's embedder remembers recent texts (``embed_memo``), so mostly the
+            # message itself, already embedded for the classifier, is looked up
+            import numpy as np
+
+            vecs = np.asarray(pair.store.embedder.embed([text, *units]), dtype=np.float32)
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+            return [float(v) for v in vecs[1:] @ vecs[0]]
+
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,
-                      classify=classify)
+                      classify=classify, similar=similar)
 
 
 class LocalDreamer:

@@ -317,3 +317,40 @@ def test_a_question_naming_something_memory_knows_is_a_cue() -> None:
     plan = plan_offline("When is the Harbor deadline?", [], "", "", memory_names={"harbor"})
     assert plan.need_retrieval and "Harbor" in plan.search_query
     assert not plan_offline("Who was Napoleon?", [], "", "", memory_names={"harbor"}).need_retrieval
+
+
+class _Meaning:
+    """The real model's cosines, as the turn's planner gets them."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+
+    def __call__(self, text: str, units: Sequence[str]) -> list[float]:
+        import numpy as np
+
+        vecs = np.asarray(self.embedder.embed([text, *units]), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        return [float(v) for v in vecs[1:] @ vecs[0]]
+
+
+@pytest.mark.parametrize(("message", "context"), [
+    ("when do I fly out to japan again?", "The user's flight to Osaka leaves on Thursday 12 March."),
+    ("why did I leave the choir again?", "The user left the choir because rehearsals moved to Sundays."),
+])
+def test_a_question_answered_in_other_words_is_not_searched_again(
+        real_embedder: Any, message: str, context: str) -> None:
+    """The words miss these ("japan" / "Osaka"); by meaning, and with an answer of the kind
+    asked for in the line, the summary answers them (stop 42, x-cover)."""
+    assert plan_offline(message, UNRELATED, summary=context).need_retrieval
+    plan = plan_offline(message, UNRELATED, summary=context, similar=_Meaning(real_embedder))
+    assert not plan.need_retrieval and plan.reason == "answered in summary (by meaning)"
+
+
+@pytest.mark.parametrize(("message", "context"), [
+    ("when do I fly out to japan again?", "The user is excited about the trip to Japan."),
+    ("why did I leave the choir again?", "They talked about the user's old choir."),
+])
+def test_a_line_on_the_same_topic_without_the_answer_still_searches(
+        real_embedder: Any, message: str, context: str) -> None:
+    plan = plan_offline(message, UNRELATED, summary=context, similar=_Meaning(real_embedder))
+    assert plan.need_retrieval, plan
