@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from memfs.agent.plan_words import (
     ABOUT_STATE,
     ADVICE,
+    ASKS_FOR,
     CHOICE,
     DOMAINS,
     FILLER,
@@ -23,23 +24,30 @@ from memfs.agent.plan_words import (
     HOW_TO,
     KIN,
     LIMIT,
+    LOCATIVE,
     MEMORY_CUE,
     META,
+    NAMED,
     NOT_NAMES,
+    NUMBER_WORDS,
     OPTION_CLAUSE,
     PAST_REF,
     PREF_DOMAIN,
     QUESTION_START,
     QUOTED,
+    REASON_WORDS,
     RECUR_CUE,
     REGEX_DOMAINS,
     SCOPE_PAST,
     SCOPE_PAST_STRONG,
     SCOPE_RECENT,
+    SHARED_PAST,
     SMALL_TALK,
     STOP,
     SUGGEST,
     THIRD_PERSON,
+    TIME_WORDS,
+    TOPIC_ONLY,
     TYPE_WORDS,
     WHEN_QUESTION,
     WORD,
@@ -181,6 +189,8 @@ def _find_cues(text: str, entities: Sequence[str],
         cues.append((f"recurrence {m.group(0).lower()!r}", 0.6))
     if PAST_REF.search(text) and about_user:
         cues.append(("refers to the user's past", 0.6))
+    if (m := SHARED_PAST.search(text)) and not ABOUT_ASSISTANT.search(text):
+        cues.append((f"presupposes a shared past {m.group(0).lower()!r}", 0.6))
     if suggests:
         cues.append((_SUGGESTION, 0.7))
     if question and FIRST_PERSON.search(text) and not HOW_TO.match(text):
@@ -204,12 +214,51 @@ def _units(window: Sequence[str], summary: str, pins: str) -> list[tuple[str, st
     return units
 
 
-def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequence[str]) -> bool:
+def _asks_for(text: str) -> str | None:
+    """The kind of answer a question asks for (``ASKS_FOR``), or None for a question that a
+    yes or no answers, or a statement. Found anywhere in the message: "do you remember where
+    I work?" asks for a place as much as "where do I work?" does."""
+    if not _is_question(text):
+        return None
+    return next((kind for kind, rx in ASKS_FOR if rx.search(text)), None)
+
+
+def _new(words: Collection[str], asked: set[str]) -> bool:
+    return any(w not in asked for w in words)
+
+
+def _holds_answer(unit: str, kind: str, asked: set[str]) -> bool:
+    """Whether ``unit`` holds something of the ``kind`` asked for that the question
+    (its stems: ``asked``) does not already say. A unit that only shares the question's
+    topic ("They talked about work." for "where do I work?") holds no answer, and skipping
+    the search on it would leave the real answer in memory, out of the model's sight."""
+    if kind == "time":
+        return _new((_stem(m) for m in TIME_WORDS.findall(unit)), asked)
+    if kind == "number":
+        return _new((_stem(m) for m in NUMBER_WORDS.findall(unit)), asked)
+    if kind == "reason":
+        return bool(REASON_WORDS.search(unit))
+    names = {_stem(e) for e in extract_entities(unit)} | {_stem(m) for m in NAMED.findall(unit)}
+    if kind == "name":
+        return _new(names, asked)
+    if kind == "place":
+        return _new(names | {_stem(m) for m in LOCATIVE.findall(unit)} - _STOP_STEMS, asked)
+    return _new(_content(unit, ()) - TOPIC_ONLY - _TOPIC_STEMS, asked)
+
+
+_STOP_STEMS = frozenset(_stem(w) for w in STOP)
+_TOPIC_STEMS = frozenset(_stem(w) for w in TOPIC_ONLY)
+
+
+def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequence[str],
+            asks: str | None = None, asked: set[str] | None = None) -> bool:
     stems = _stems(unit)
     if not all(_stem(e) in stems for e in entities):
         return False
     if _SUGGESTION in cues:
         return bool(LIMIT.search(unit))
+    if asks is not None and not _holds_answer(unit, asks, asked or set()):
+        return False
     if entities and all(c.startswith(_MENTIONS) for c in cues):
         return True
     hit = len(content & stems)
@@ -242,8 +291,9 @@ def _answered_in(
     named = [e for e in entities if e.lower() != "user"]
     if _SUGGESTION in cues and not named and any(rx.search(text) for rx in DOMAINS.values()):
         return _suggestion_covered(text, units)
+    asks, asked = _asks_for(text), _stems(text)
     for where, unit in units:
-        if _covers(unit, entities, content, cues):
+        if _covers(unit, entities, content, cues, asks, asked):
             return where
     return None
 
@@ -293,7 +343,8 @@ def plan_offline(
     suggests, domains = suggestion(text, classify,
                                    answers=bool(window) and _is_question(window[-1]))
     cues = _find_cues(text, entities, suggests)
-    remembered = [e for e in entities if e.lower() in memory_names]
+    context_names = {e.lower() for e in extract_entities("\n".join([summary, pins]))}
+    remembered = [e for e in entities if e.lower() in memory_names or e.lower() in context_names]
     if remembered and _is_question(text):
         cues.append((f"{_MENTIONS} {', '.join(remembered)}, known to memory", 0.7))
     if not cues:

@@ -53,6 +53,32 @@ def test_remember_the_vet_story_triggers_a_search_for_the_vet() -> None:
                                       "boundary"}
 
 
+MENTIONED_NOT_ANSWERED = [
+    # (message, where the topic is mentioned without the answer, where the answer is)
+    ("Do you remember where I work?", "They talked about work.",
+     "The user works at a bakery in Leeds."),
+    ("when is my dentist appointment?", "The user keeps putting off the dentist appointment.",
+     "The user's dentist appointment is on Tuesday at 4."),
+    ("what's my sister's name again", "The user mentioned their sister.",
+     "The user's sister is called Hana."),
+    ("why did I quit piano?", "The user quit piano as a kid.",
+     "The user quit piano as a kid because the teacher was strict."),
+    ("how many kids does my cousin Maya have?", "Maya is the user's cousin; they talked about her kids.",
+     "Maya, the user's cousin, has three kids."),
+]
+
+
+@pytest.mark.parametrize(("message", "mentioned", "answered"), MENTIONED_NOT_ANSWERED)
+def test_a_summary_that_only_mentions_the_topic_does_not_answer(
+        message: str, mentioned: str, answered: str) -> None:
+    """Stop 41's case: "They talked about work." kept "where do I work?" from memory. A
+    question is answered in context only where context holds an answer of its kind."""
+    assert plan_offline(message, UNRELATED, summary=mentioned).need_retrieval
+    plan = plan_offline(message, UNRELATED, summary=answered)
+    assert not plan.need_retrieval
+    assert plan.reason == "answered in summary"
+
+
 def test_question_answered_in_the_window_is_skipped() -> None:
     message = "wait, when is Ana's recital again?"
     assert plan_offline(message, UNRELATED).need_retrieval
@@ -291,3 +317,33 @@ def test_a_question_naming_something_memory_knows_is_a_cue() -> None:
     plan = plan_offline("When is the Harbor deadline?", [], "", "", memory_names={"harbor"})
     assert plan.need_retrieval and "Harbor" in plan.search_query
     assert not plan_offline("Who was Napoleon?", [], "", "", memory_names={"harbor"}).need_retrieval
+
+
+@pytest.mark.parametrize("message", [
+    "what was the name of that physio Dana recommended?",
+    "what was that plumber called, the one who fixed the boiler",
+    "what's that ointment called again",
+    "Biscuit's cough is back, same as before",
+])
+def test_a_message_that_presupposes_a_shared_past_searches(message: str) -> None:
+    """No "I" or "my", yet the answer is in what the user said before (stop 42, x-cue)."""
+    plan = plan_offline(message, UNRELATED)
+    assert plan.need_retrieval, plan
+
+
+@pytest.mark.parametrize("message", [
+    "what's the name of that actor in Alien",
+    "say that again but shorter",
+    "the wifi is back, finally 🙌",
+])
+def test_general_questions_with_that_or_again_do_not(message: str) -> None:
+    assert not plan_offline(message, UNRELATED).need_retrieval
+
+
+def test_a_person_the_pins_name_is_known_to_memory() -> None:
+    pins = "- Brother Oskar lives in Malmö\n- Works as a pharmacist"
+    plan = plan_offline("when's Oskar's birthday? want to post him something", [], pins=pins)
+    assert plan.need_retrieval and "known to memory" in plan.reason, plan
+    answered = pins + "\n- Oskar's birthday is on 3 May"
+    assert not plan_offline("when's Oskar's birthday? want to post him something", [],
+                            pins=answered).need_retrieval
