@@ -118,6 +118,22 @@ def test_decision_blind3_loads_and_is_unmeasured() -> None:
     assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
     assert all(p["split"] == "blind3" for p in probes)
 
+
+def test_decision_blind4_loads_and_is_unmeasured() -> None:
+    """The blind4 set as its writer made it (read with plain json; written at stop 42, unmeasured)."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind4.jsonl"
+    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(probes) == 40
+    assert len({p["id"] for p in probes}) == 40
+    assert Counter(p["kind"] for p in probes) == {"need": 14, "mentioned": 6, "answered": 6, "general": 14}
+    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
+    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
+    assert all(p["split"] == "blind4" for p in probes)
+
+
 def test_a_fresh_split_is_read_through_the_cli_split_names_with_its_kinds() -> None:
     """``memfs eval decision --split blind1`` reads the packaged set, reported per kind."""
     from memfs.agent.evals.decision import load_split
