@@ -20,6 +20,7 @@ from dataclasses import replace
 from memfs.agent.llm.base import LLM, Tool
 from memfs.agent.plan_rules import (
     Classify,
+    Needs,
     extract_entities,
     plan_offline,
     search_query,
@@ -42,14 +43,16 @@ PLAN_MAX_TOKENS = 400
 def decide(
     llm: LLM | None, message: str, window: Sequence[str], summary: str = "", pins: str = "",
     memory_names: Collection[str] = (), classify: Classify | None = None,
+    needs: Needs | None = None, need_threshold: float = 1.01,
 ) -> RetrievalPlan:
     """The plan for this turn: rules when there is no model or the model is the offline
     one (whose "decision" would only be these same rules), otherwise the model.
     ``memory_names``: lower-cased names long-term memory knows (card entities);
-    ``classify``: a request's suggestion domains by meaning (the embedding model)."""
+    ``classify``: a request's suggestion domains by meaning (the embedding model);
+    ``needs``, ``need_threshold``: see ``plan_offline``."""
     if llm is None or getattr(llm, "name", "") == "offline":
         return plan_offline(message, window, summary, pins, memory_names=memory_names,
-                            classify=classify)
+                            classify=classify, needs=needs, need_threshold=need_threshold)
     return plan_with_llm(llm, message, window, summary, pins, classify=classify)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from memfs.agent.plan_words import (
     ABOUT_STATE,
     ADVICE,
+    ASKS_FOR,
     CHOICE,
     DOMAINS,
     FILLER,
@@ -23,14 +24,18 @@ from memfs.agent.plan_words import (
     HOW_TO,
     KIN,
     LIMIT,
+    LOCATIVE,
     MEMORY_CUE,
     META,
+    NAMED,
     NOT_NAMES,
+    NUMBER_WORDS,
     OPTION_CLAUSE,
     PAST_REF,
     PREF_DOMAIN,
     QUESTION_START,
     QUOTED,
+    REASON_WORDS,
     RECUR_CUE,
     REGEX_DOMAINS,
     SCOPE_PAST,
@@ -40,6 +45,8 @@ from memfs.agent.plan_words import (
     STOP,
     SUGGEST,
     THIRD_PERSON,
+    TIME_WORDS,
+    TOPIC_ONLY,
     TYPE_WORDS,
     WHEN_QUESTION,
     WORD,
@@ -101,6 +108,8 @@ def _is_question(text: str) -> bool:
     return "?" in text or bool(first and QUESTION_START.fullmatch(first.group(0)))
 
 
+Needs = Callable[[str], float]
+"""The probability that a message is about the user's own life (``memfs.agent.needs``)."""
 Classify = Callable[[str, str], Sequence[str]]
 """Which suggestion domains a request touches, by meaning (``memfs.constraints``), given
 how it is worded (``memfs.constraints.WORDINGS``): "explicit" (a suggestion word: at least
@@ -204,12 +213,51 @@ def _units(window: Sequence[str], summary: str, pins: str) -> list[tuple[str, st
     return units
 
 
-def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequence[str]) -> bool:
+def _asks_for(text: str) -> str | None:
+    """The kind of answer a question asks for (``ASKS_FOR``), or None for a question that a
+    yes or no answers, or a statement. Found anywhere in the message: "do you remember where
+    I work?" asks for a place as much as "where do I work?" does."""
+    if not _is_question(text):
+        return None
+    return next((kind for kind, rx in ASKS_FOR if rx.search(text)), None)
+
+
+def _new(words: Collection[str], asked: set[str]) -> bool:
+    return any(w not in asked for w in words)
+
+
+def _holds_answer(unit: str, kind: str, asked: set[str]) -> bool:
+    """Whether ``unit`` holds something of the ``kind`` asked for that the question
+    (its stems: ``asked``) does not already say. A unit that only shares the question's
+    topic ("They talked about work." for "where do I work?") holds no answer, and skipping
+    the search on it would leave the real answer in memory, out of the model's sight."""
+    if kind == "time":
+        return _new((_stem(m) for m in TIME_WORDS.findall(unit)), asked)
+    if kind == "number":
+        return _new((_stem(m) for m in NUMBER_WORDS.findall(unit)), asked)
+    if kind == "reason":
+        return bool(REASON_WORDS.search(unit))
+    names = {_stem(e) for e in extract_entities(unit)} | {_stem(m) for m in NAMED.findall(unit)}
+    if kind == "name":
+        return _new(names, asked)
+    if kind == "place":
+        return _new(names | {_stem(m) for m in LOCATIVE.findall(unit)} - _STOP_STEMS, asked)
+    return _new(_content(unit, ()) - TOPIC_ONLY - _TOPIC_STEMS, asked)
+
+
+_STOP_STEMS = frozenset(_stem(w) for w in STOP)
+_TOPIC_STEMS = frozenset(_stem(w) for w in TOPIC_ONLY)
+
+
+def _covers(unit: str, entities: Sequence[str], content: set[str], cues: Sequence[str],
+            asks: str | None = None, asked: set[str] | None = None) -> bool:
     stems = _stems(unit)
     if not all(_stem(e) in stems for e in entities):
         return False
     if _SUGGESTION in cues:
         return bool(LIMIT.search(unit))
+    if asks is not None and not _holds_answer(unit, asks, asked or set()):
+        return False
     if entities and all(c.startswith(_MENTIONS) for c in cues):
         return True
     hit = len(content & stems)
@@ -242,8 +290,9 @@ def _answered_in(
     named = [e for e in entities if e.lower() != "user"]
     if _SUGGESTION in cues and not named and any(rx.search(text) for rx in DOMAINS.values()):
         return _suggestion_covered(text, units)
+    asks, asked = _asks_for(text), _stems(text)
     for where, unit in units:
-        if _covers(unit, entities, content, cues):
+        if _covers(unit, entities, content, cues, asks, asked):
             return where
     return None
 
@@ -280,13 +329,17 @@ def search_query(text: str) -> str:
 def plan_offline(
     message: str, window: Sequence[str], summary: str = "", pins: str = "",
     *, memory_names: Collection[str] = (), classify: Classify | None = None,
+    needs: Needs | None = None, need_threshold: float = 1.01,
 ) -> RetrievalPlan:
     """Deterministic rules: look for memory cues in ``message``; if there are some, skip
     anyway when the window, summary or pins already hold what the answer needs.
     ``window`` is the recent message texts, oldest first. A question naming something
     long-term memory knows (``memory_names``: "Harbor" is a card's entity) is a cue too:
     that is how "When is the Harbor deadline?" differs from "Who was Napoleon?".
-    ``classify``: see ``suggestion``; the plan names the domains it found."""
+    ``classify``: see ``suggestion``; the plan names the domains it found. ``needs``: when
+    the rules find no cue, a message it reads as about the user's own life with a probability
+    of at least ``need_threshold`` is a cue of its own (people name their dog, their landlord
+    and their results without "my" or "remember")."""
     text = QUOTED.sub(" ", message).strip()
     known = extract_entities("\n".join([*window, summary, pins]))
     entities = extract_entities(text, known)
@@ -296,6 +349,9 @@ def plan_offline(
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):
         cues.append((f"{_MENTIONS} {', '.join(remembered)}, known to memory", 0.7))
+    if (not cues and needs is not None and not SMALL_TALK.match(FILLER.sub("", text) or text)
+            and (p := needs(text)) >= need_threshold):
+        cues.append((f"reads as about the user's life ({p:.2f})", round(p, 2)))
     if not cues:
         small = bool(SMALL_TALK.match(FILLER.sub("", text) or text))
         return RetrievalPlan(False, confidence=0.9 if small else 0.7,

@@ -189,3 +189,41 @@ WHEN_QUESTION = re.compile(
 "what time does the match start?"): a fact to find, never a request for a suggestion, so
 no preference domain is read into it from the window (``plan_rules._wording``). A question
 about when to do something ("when should we go?") is advice and is not matched."""
+
+ASKS_FOR: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("time", rx(r"(?<!back )when", r"what (?:time|day|date|year|month)", r"which (?:day|date|year|month)",
+                r"how long ago")),
+    ("number", rx(r"how (?:many|much|long|old|often|far|big)")),
+    ("name", re.compile(r"\b(?:what|which|whats|what's)\b[^?.!]*\b(?:named?|called)\b|\bcalled what\b",
+                        re.IGNORECASE)),
+    ("place", rx(r"where", r"what (?:city|town|country|street|place|address|neighbou?rhood)",
+                 r"which (?:city|town|country|street|place|neighbou?rhood)")),
+    ("reason", rx(r"why", r"how come", r"what for")),
+    ("thing", rx(r"what", r"what's", r"whats", r"which", r"who", r"whom", r"whose", r"how")),
+)
+"""What a question asks for, most specific first: the kind of answer a unit of context must
+hold (besides the question's own words) before the question counts as answered there."""
+TIME_WORDS = rx(
+    r"\d+", r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?", r"jan(?:uary)?", r"feb(?:ruary)?",
+    r"mar(?:ch)?", r"apr(?:il)?", r"may", r"june?", r"july?", r"aug(?:ust)?", r"sept?(?:ember)?",
+    r"oct(?:ober)?", r"nov(?:ember)?", r"dec(?:ember)?", r"today", r"tonight", r"tomorrow",
+    r"yesterday", r"morning", r"afternoon", r"evening", r"noon", r"midnight", r"weekend",
+    r"week", r"month", r"year", r"ago", r"next", r"last", r"soon", r"spring", r"summer",
+    r"autumn", r"fall", r"winter", r"christmas", r"easter", r"am", r"pm", r"o'clock")
+NUMBER_WORDS = rx(
+    r"\d+", r"one", r"two", r"three", r"four", r"five", r"six", r"seven", r"eight", r"nine",
+    r"ten", r"eleven", r"twelve", r"\w+teen", r"twenty", r"thirty", r"forty", r"fifty",
+    r"hundred", r"thousand", r"dozen", r"couple", r"few", r"several", r"half", r"once",
+    r"twice", r"daily", r"weekly", r"monthly", r"every", r"since")
+REASON_WORDS = rx(r"because", r"'?cause", r"cos", r"coz", r"since", r"due to", r"thanks to",
+                  r"after", r"reason", r"so that", r"that's why", r"which is why")
+NAMED = re.compile(r"\b(?:named|called|name is|name's|goes by)\s+(\w+)", re.IGNORECASE)
+LOCATIVE = re.compile(r"\b(?:at|in|near|from|to|into|outside|by)\s+(?:the\s+|a\s+|an\s+|"
+                      r"my\s+|our\s+|his\s+|her\s+|their\s+)?([A-Za-z][\w'’-]*)", re.IGNORECASE)
+TOPIC_ONLY = wordset("""
+user talk talked talking chat chatted chatting mention mentioned mentioning discuss discussed
+discussing conversation topic topics ask asked asking bring brought up come came say said tell
+told share shared speak spoke they them their theirs he she his her him
+""")
+"""Words that only say a topic came up ("They talked about work."): a unit holding the
+question's words and these says nothing the question does not already know."""

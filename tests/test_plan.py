@@ -53,6 +53,32 @@ def test_remember_the_vet_story_triggers_a_search_for_the_vet() -> None:
                                       "boundary"}
 
 
+MENTIONED_NOT_ANSWERED = [
+    # (message, where the topic is mentioned without the answer, where the answer is)
+    ("Do you remember where I work?", "They talked about work.",
+     "The user works at a bakery in Leeds."),
+    ("when is my dentist appointment?", "The user keeps putting off the dentist appointment.",
+     "The user's dentist appointment is on Tuesday at 4."),
+    ("what's my sister's name again", "The user mentioned their sister.",
+     "The user's sister is called Hana."),
+    ("why did I quit piano?", "The user quit piano as a kid.",
+     "The user quit piano as a kid because the teacher was strict."),
+    ("how many kids does my cousin Maya have?", "Maya is the user's cousin; they talked about her kids.",
+     "Maya, the user's cousin, has three kids."),
+]
+
+
+@pytest.mark.parametrize(("message", "mentioned", "answered"), MENTIONED_NOT_ANSWERED)
+def test_a_summary_that_only_mentions_the_topic_does_not_answer(
+        message: str, mentioned: str, answered: str) -> None:
+    """Stop 41's case: "They talked about work." kept "where do I work?" from memory. A
+    question is answered in context only where context holds an answer of its kind."""
+    assert plan_offline(message, UNRELATED, summary=mentioned).need_retrieval
+    plan = plan_offline(message, UNRELATED, summary=answered)
+    assert not plan.need_retrieval
+    assert plan.reason == "answered in summary"
+
+
 def test_question_answered_in_the_window_is_skipped() -> None:
     message = "wait, when is Ana's recital again?"
     assert plan_offline(message, UNRELATED).need_retrieval
