@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from memfs.agent.plan_words import (
     ABOUT_STATE,
@@ -222,7 +222,7 @@ def _asks_for(text: str) -> str | None:
     return next((kind for kind, rx in ASKS_FOR if rx.search(text)), None)
 
 
-def _new(words: Collection[str], asked: set[str]) -> bool:
+def _new(words: Iterable[str], asked: set[str]) -> bool:
     return any(w not in asked for w in words)
 
 

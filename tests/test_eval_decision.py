@@ -74,65 +74,28 @@ def test_bad_probe_lines_name_the_line_and_field(line: str, field: str) -> None:
         load_probes("\n" + line, source="probes.jsonl")
 
 
-def test_decision_blind1_loads_as_written() -> None:
-    """The blind1 set as its writer made it (read with plain json; measured once at stop 42)."""
+WRITTEN_AS = {
+    "blind1": {"mentioned": 16, "answered": 16, "need": 8, "general": 8},
+    "blind2": {"answered": 20, "mentioned": 12, "need": 8, "general": 8},
+    "blind3": {"mentioned": 8, "need": 12, "answered": 8, "general": 12},
+    "blind4": {"need": 14, "mentioned": 6, "answered": 6, "general": 14},
+}
+"""Each later decision set's kinds as its writer made them (stop 42; each measured once)."""
+
+
+@pytest.mark.parametrize("split", sorted(WRITTEN_AS))
+def test_a_decision_set_loads_as_written(split: str) -> None:
+    """Read with plain json, not through the eval: the file itself is what is checked."""
     from collections import Counter
     from pathlib import Path
 
-    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind1.jsonl"
+    path = Path(__file__).parents[1] / f"agent/evals/data/decision_{split}.jsonl"
     probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(probes) == 48
-    assert len({p["id"] for p in probes}) == 48
-    assert Counter(p["kind"] for p in probes) == {"mentioned": 16, "answered": 16, "need": 8, "general": 8}
+    assert len({p["id"] for p in probes}) == len(probes) == sum(WRITTEN_AS[split].values())
+    assert Counter(p["kind"] for p in probes) == WRITTEN_AS[split]
     wants = {"mentioned": True, "need": True, "answered": False, "general": False}
     assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
-    assert all(p["split"] == "blind1" for p in probes)
-
-
-def test_decision_blind2_loads_as_written() -> None:
-    """The blind2 set as its writer made it (read with plain json; measured once at stop 42)."""
-    from collections import Counter
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind2.jsonl"
-    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(probes) == 48
-    assert len({p["id"] for p in probes}) == 48
-    assert Counter(p["kind"] for p in probes) == {"answered": 20, "mentioned": 12, "need": 8, "general": 8}
-    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
-    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
-    assert all(p["split"] == "blind2" for p in probes)
-
-
-
-def test_decision_blind3_loads_as_written() -> None:
-    """The blind3 set as its writer made it (read with plain json; measured once at stop 42)."""
-    from collections import Counter
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind3.jsonl"
-    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(probes) == 40
-    assert len({p["id"] for p in probes}) == 40
-    assert Counter(p["kind"] for p in probes) == {"mentioned": 8, "need": 12, "answered": 8, "general": 12}
-    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
-    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
-    assert all(p["split"] == "blind3" for p in probes)
-
-
-def test_decision_blind4_loads_as_written() -> None:
-    """The blind4 set as its writer made it (read with plain json; measured once at stop 42)."""
-    from collections import Counter
-    from pathlib import Path
-
-    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind4.jsonl"
-    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(probes) == 40
-    assert len({p["id"] for p in probes}) == 40
-    assert Counter(p["kind"] for p in probes) == {"need": 14, "mentioned": 6, "answered": 6, "general": 14}
-    wants = {"mentioned": True, "need": True, "answered": False, "general": False}
-    assert all(p["need_retrieval"] is wants[p["kind"]] for p in probes)
-    assert all(p["split"] == "blind4" for p in probes)
+    assert all(p["split"] == split for p in probes)
 
 
 def test_a_fresh_split_is_read_through_the_cli_split_names_with_its_kinds() -> None:

@@ -70,14 +70,18 @@ def loso(sets: dict[str, list[Probe]], vecs: dict[str, npt.NDArray[np.float32]],
         y = np.concatenate([[label(p) for p in sets[s]] for s in sets if s != held])
         model = fit(x, np.asarray(y), c)
         probs = {p.message: float(v) for p, v in zip(sets[held], model.probability(vecs[held]), strict=True)}
-        read = probs.get
+        read = _reader(probs)
         for t in THRESHOLDS:
             for p in sets[held]:
                 kind = p.kind or ("need" if p.need_retrieval else "general" if is_general(p) else "answered")
-                right = decide(p, lambda text, read=read: read(text, 0.0), t) == p.need_retrieval
+                right = decide(p, read, t) == p.need_retrieval
                 out[t][kind] += right
                 out[t][kind + "_n"] += 1
     return out
+
+
+def _reader(probs: dict[str, float]) -> Callable[[str], float]:
+    return lambda text: probs.get(text, 0.0)
 
 
 def choose(table: dict[float, Counter[str]]) -> float:

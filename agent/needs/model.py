@@ -49,7 +49,8 @@ class NeedModel:
 
 def unit_vectors(embedder: Embedder, texts: list[str]) -> npt.NDArray[np.float32]:
     vecs = np.asarray(embedder.embed(texts), dtype=np.float32)
-    return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+    out: npt.NDArray[np.float32] = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+    return out
 
 
 _SHIPPED: list[NeedModel] = []
