@@ -225,3 +225,16 @@ def test_planted_asks_a_configured_model_on_the_graded_context(real_embedder: Em
     call = model.calls[0]
     assert any("Allergic to peanuts." in block for block in call["system"])
     assert call["messages"][-1] == {"role": "user", "content": probe.question}
+
+
+# -- decision ---------------------------------------------------------------------------------
+
+
+def test_decision_with_the_model_plans_as_a_turn_does(run_cli: Any, shared_model: Embedder) -> None:
+    """``--model`` adds the learned reading (stop 42): on blind4 it searches for more of the
+    messages that need memory than the rules alone, as measured once (17 and 10 of 20)."""
+    rules = run_cli("eval", "decision", "--split", "blind4", "--json").json()
+    model = run_cli("eval", "decision", "--split", "blind4", "--model", "--json").json()
+    assert rules["recall"]["hits"] == 10 and model["recall"]["hits"] >= 17
+    assert model["specificity"]["hits"] >= 12
+    assert "learned reading" in model["decider"]

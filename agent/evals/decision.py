@@ -20,6 +20,7 @@ from memfs.agent.evals.splits import DECISION_FILES
 from memfs.agent.plan import RetrievalPlan, plan_offline
 from rich.table import Table
 
+from memfs.embed import Embedder
 from memfs.errors import BadInputError
 from memfs.history import json_object_line
 
@@ -146,6 +147,22 @@ def _row_dict(row: ProbeResult) -> dict[str, Any]:
 
 def offline_decider(probe: Probe) -> RetrievalPlan:
     return plan_offline(probe.message, probe.window, probe.summary, probe.pins)
+
+
+def model_decider(embedder: Embedder) -> Callable[[Probe], RetrievalPlan]:
+    """The offline plan as a turn makes it with the pair's model: the rules, and the learned
+    reading of the message (``memfs.agent.needs``) when they find no cue. ``classify`` is
+    left out: it only names a suggestion's domains, which these probes do not score."""
+    from memfs.agent.needs.model import needs_memory, shipped
+
+    threshold = shipped().threshold
+
+    def decide(probe: Probe) -> RetrievalPlan:
+        return plan_offline(probe.message, probe.window, probe.summary, probe.pins,
+                            needs=lambda text: needs_memory(embedder, text),
+                            need_threshold=threshold)
+
+    return decide
 
 
 def run_decision_eval(

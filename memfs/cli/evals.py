@@ -85,13 +85,29 @@ def planted(state: State, seed: int, n_messages: int, home: Path | None, as_json
 
 @eval_group.command("decision")
 @click.option("--split", type=click.Choice(list(DECISION_FILES)), default="all",
-              show_default=True, help="all: the 60 dev and held-out probes; blind1: fresh.")
+              show_default=True, help="all: the 60 dev and held-out probes; blind1-: later sets.")
+@click.option("--model", "with_model", is_flag=True,
+              help="Plan as a turn does, with the learned reading of the message (loads the model).")
 @click.option("--json", "as_json", is_flag=True)
-def decision(split: str, as_json: bool) -> None:
-    """The retrieval decision on 60 probes (30 need memory, 30 do not), or a fresh set."""
-    from memfs.agent.evals.decision import format_table, load_split, run_decision_eval
+@pass_state
+def decision(state: State, split: str, with_model: bool, as_json: bool) -> None:
+    """The retrieval decision on 60 probes (30 need memory, 30 do not), or a later set."""
+    from memfs.agent.evals.decision import (
+        format_table,
+        load_split,
+        model_decider,
+        run_decision_eval,
+    )
 
-    report = run_decision_eval(probes=load_split(split), name=f"offline rules, {split}")
+    probes = load_split(split)
+    if with_model:
+        from memfs.embed import default_embedder
+
+        model = eval_embedder(state) or default_embedder()
+        report = run_decision_eval(model_decider(model), probes,
+                                   name=f"offline rules + learned reading, {split}")
+    else:
+        report = run_decision_eval(probes=probes, name=f"offline rules, {split}")
     if as_json:
         print_json(report.to_dict())
     else:
