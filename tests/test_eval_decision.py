@@ -142,3 +142,18 @@ def test_the_learned_reading_keeps_its_first_blind4_figures(real_embedder: Embed
     report = run_decision_eval(decide, load_split("blind4"))
     assert report.rate(True).hits >= 17
     assert report.rate(False).hits >= 12
+
+
+def test_decision_blind5_loads_and_is_unmeasured() -> None:
+    """blind5 (stop 42) is read with plain json, not through the eval or the planner: it is
+    kept unmeasured for the next stop, so only the file's shape and labels are checked."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind5.jsonl"
+    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(probes) == 48
+    assert len({p["id"] for p in probes}) == 48
+    assert Counter(p["kind"] for p in probes) == {"need": 14, "mentioned": 10, "answered": 10, "general": 14}
+    assert all(p["need_retrieval"] is (p["kind"] in ("need", "mentioned")) for p in probes)
+    assert all(p["split"] == "blind5" for p in probes)

@@ -75,11 +75,13 @@ none is tuned on."""
 DECISION_FILES = {"all": "data/decision_probes.jsonl", "blind1": "data/decision_blind1.jsonl",
                   "blind2": "data/decision_blind2.jsonl",
                   "blind3": "data/decision_blind3.jsonl",
-                  "blind4": "data/decision_blind4.jsonl"}
+                  "blind4": "data/decision_blind4.jsonl",
+                  "blind5": "data/decision_blind5.jsonl"}
 """``memfs eval decision --split``: "all" is the 60 dev and held-out probes the rules were
 written with; blind1 (stop 42) is fresh, each probe with a ``kind`` ("mentioned": context
 names the topic but not the answer; "answered": context holds it in other words; "need";
 "general"), measured once before anything is fitted to it. blind2 (48 probes, the same
 kinds) was written at stop 42 and is not yet measured. blind3 (40 probes, the same kinds) was
 written at stop 42 and is unmeasured. blind4 (40 probes, the same kinds) was written at stop
-42 and is unmeasured."""
+42 and is unmeasured. blind5 (48 probes, the same kinds) was written at stop 42 and is
+unmeasured, kept for the next stop."""
