@@ -157,3 +157,18 @@ def test_decision_blind5_loads_and_is_unmeasured() -> None:
     assert Counter(p["kind"] for p in probes) == {"need": 14, "mentioned": 10, "answered": 10, "general": 14}
     assert all(p["need_retrieval"] is (p["kind"] in ("need", "mentioned")) for p in probes)
     assert all(p["split"] == "blind5" for p in probes)
+
+
+def test_decision_blind6_loads_and_is_unmeasured() -> None:
+    """blind6 (stop 42) is read with plain json, not through the eval or the planner: it is
+    kept unmeasured, so only the file's shape and labels are checked."""
+    from collections import Counter
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "agent/evals/data/decision_blind6.jsonl"
+    probes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(probes) == 48
+    assert len({p["id"] for p in probes}) == 48
+    assert Counter(p["kind"] for p in probes) == {"need": 12, "mentioned": 12, "answered": 12, "general": 12}
+    assert all(p["need_retrieval"] is (p["kind"] in ("need", "mentioned")) for p in probes)
+    assert all(p["split"] == "blind6" for p in probes)

@@ -76,7 +76,8 @@ DECISION_FILES = {"all": "data/decision_probes.jsonl", "blind1": "data/decision_
                   "blind2": "data/decision_blind2.jsonl",
                   "blind3": "data/decision_blind3.jsonl",
                   "blind4": "data/decision_blind4.jsonl",
-                  "blind5": "data/decision_blind5.jsonl"}
+                  "blind5": "data/decision_blind5.jsonl",
+                  "blind6": "data/decision_blind6.jsonl"}
 """``memfs eval decision --split``: "all" is the 60 dev and held-out probes the rules were
 written with; blind1 (stop 42) is fresh, each probe with a ``kind`` ("mentioned": context
 names the topic but not the answer; "answered": context holds it in other words; "need";
@@ -84,4 +85,5 @@ names the topic but not the answer; "answered": context holds it in other words;
 kinds) was written at stop 42 and is not yet measured. blind3 (40 probes, the same kinds) was
 written at stop 42 and is unmeasured. blind4 (40 probes, the same kinds) was written at stop
 42 and is unmeasured. blind5 (48 probes, the same kinds) was written at stop 42 and is
-unmeasured, kept for the next stop."""
+unmeasured, kept for the next stop. blind6 (48 probes, 12 of each kind) was written at stop
+42 and is unmeasured."""
