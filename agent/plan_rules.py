@@ -242,7 +242,7 @@ def _holds_answer(unit: str, kind: str, asked: set[str]) -> bool:
         return _new(names, asked)
     if kind == "place":
         return _new(names | {_stem(m) for m in LOCATIVE.findall(unit)} - _STOP_STEMS, asked)
-    return _new(_content(unit, ()) - TOPIC_ONLY - _TOPIC_STEMS, asked)
+    return _new(_content(unit, ()) - _TOPIC_STEMS, asked)
 
 
 _STOP_STEMS = frozenset(_stem(w) for w in STOP)
@@ -349,11 +349,10 @@ def plan_offline(
     remembered = [e for e in entities if e.lower() in memory_names]
     if remembered and _is_question(text):
         cues.append((f"{_MENTIONS} {', '.join(remembered)}, known to memory", 0.7))
-    if (not cues and needs is not None and not SMALL_TALK.match(FILLER.sub("", text) or text)
-            and (p := needs(text)) >= need_threshold):
+    small = bool(SMALL_TALK.match(FILLER.sub("", text) or text))
+    if not cues and needs is not None and not small and (p := needs(text)) >= need_threshold:
         cues.append((f"reads as about the user's life ({p:.2f})", round(p, 2)))
     if not cues:
-        small = bool(SMALL_TALK.match(FILLER.sub("", text) or text))
         return RetrievalPlan(False, confidence=0.9 if small else 0.7,
                              reason="small talk" if small else "no memory cue")
     names = [c for c, _ in cues]

@@ -64,15 +64,13 @@ class AgentPlanner:
             # learned reading of requests, asked only then
             return domains or learned_domains(pair.store.embedder, text, request.recent)
 
-        from memfs.agent.needs.model import needs_memory, shipped
+        from memfs.agent.needs.model import reading
 
-        def needs(text: str) -> float:
-            # the message's vector is the classifier's, remembered by the store's embedder
-            return needs_memory(pair.store.embedder, text)
-
+        # the message's vector is the classifier's, remembered by the store's embedder
+        needs, threshold = reading(pair.store.embedder)
         return decide(planner_llm(pair.store), request.message, request.recent,
                       request.summary, request.pins, memory_names=request.memory_names,
-                      classify=classify, needs=needs, need_threshold=shipped().threshold)
+                      classify=classify, needs=needs, need_threshold=threshold)
 
 
 class LocalDreamer:

@@ -132,15 +132,9 @@ def test_the_learned_reading_keeps_its_first_blind4_figures(real_embedder: Embed
     with the shipped model searched for 17 of 20 messages that need memory (rules alone: 10)
     and left 12 of 20 that do not (rules alone: 13). Held as a floor: a refit must not fall
     below it."""
-    from memfs.agent.evals.decision import Probe, load_split
-    from memfs.agent.needs.model import needs_memory, shipped
-    from memfs.agent.plan_rules import plan_offline
+    from memfs.agent.evals.decision import load_split, model_decider
 
-    def decide(probe: Probe) -> RetrievalPlan:
-        return plan_offline(probe.message, probe.window, probe.summary, probe.pins,
-                            needs=lambda text: needs_memory(real_embedder, text),
-                            need_threshold=shipped().threshold)
-
+    decide = model_decider(real_embedder)
     report = run_decision_eval(decide, load_split("blind4"))
     assert report.rate(True).hits >= 17
     assert report.rate(False).hits >= 12

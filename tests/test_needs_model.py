@@ -5,15 +5,15 @@ BENCHMARKS.md."""
 from __future__ import annotations
 
 import pytest
-from memfs.agent.needs.model import needs_memory, shipped
+from memfs.agent.needs.model import needs_memory, reading, shipped
 from memfs.agent.plan_rules import plan_offline
 
 from memfs.embed import Embedder
 
 
 def _plan(embedder: Embedder, message: str) -> bool:
-    return plan_offline(message, [], needs=lambda text: needs_memory(embedder, text),
-                        need_threshold=shipped().threshold).need_retrieval
+    needs, threshold = reading(embedder)
+    return plan_offline(message, [], needs=needs, need_threshold=threshold).need_retrieval
 
 
 def test_the_shipped_model_reads_minilm_vectors() -> None:

@@ -153,14 +153,13 @@ def model_decider(embedder: Embedder) -> Callable[[Probe], RetrievalPlan]:
     """The offline plan as a turn makes it with the pair's model: the rules, and the learned
     reading of the message (``memfs.agent.needs``) when they find no cue. ``classify`` is
     left out: it only names a suggestion's domains, which these probes do not score."""
-    from memfs.agent.needs.model import needs_memory, shipped
+    from memfs.agent.needs.model import reading
 
-    threshold = shipped().threshold
+    needs, threshold = reading(embedder)
 
     def decide(probe: Probe) -> RetrievalPlan:
         return plan_offline(probe.message, probe.window, probe.summary, probe.pins,
-                            needs=lambda text: needs_memory(embedder, text),
-                            need_threshold=threshold)
+                            needs=needs, need_threshold=threshold)
 
     return decide
 

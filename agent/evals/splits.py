@@ -79,11 +79,7 @@ DECISION_FILES = {"all": "data/decision_probes.jsonl", "blind1": "data/decision_
                   "blind5": "data/decision_blind5.jsonl",
                   "blind6": "data/decision_blind6.jsonl"}
 """``memfs eval decision --split``: "all" is the 60 dev and held-out probes the rules were
-written with; blind1 (stop 42) is fresh, each probe with a ``kind`` ("mentioned": context
-names the topic but not the answer; "answered": context holds it in other words; "need";
-"general"), measured once before anything is fitted to it. blind2 (48 probes, the same
-kinds) was written at stop 42 and is not yet measured. blind3 (40 probes, the same kinds) was
-written at stop 42 and is unmeasured. blind4 (40 probes, the same kinds) was written at stop
-42 and is unmeasured. blind5 (48 probes, the same kinds) was written at stop 42 and is
-unmeasured, kept for the next stop. blind6 (48 probes, 12 of each kind) was written at stop
-42 and is unmeasured."""
+written with. blind1 to blind6 were written at stop 42 by helpers who read neither the planner
+nor BENCHMARKS, each probe with a ``kind`` ("mentioned": context names the topic but not the
+answer; "answered": context holds it; "need"; "general"); blind1 to blind5 were measured once at
+stop 42 (blind1 to blind3 then fitted on by ``memfs.agent.needs.fit``); blind6 is unmeasured."""

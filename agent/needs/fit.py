@@ -39,8 +39,11 @@ def label(probe: Probe) -> int:
     return int(probe.need_retrieval or probe.why.startswith("Answered"))
 
 
-def is_general(probe: Probe) -> bool:
-    return probe.kind == "general" if probe.kind else label(probe) == 0
+def _kind(probe: Probe) -> str:
+    """The probe's kind; for the 60 probes (which have none), read from their labels."""
+    if probe.kind:
+        return probe.kind
+    return "need" if probe.need_retrieval else "answered" if label(probe) else "general"
 
 
 def load_sets() -> dict[str, list[Probe]]:
@@ -73,7 +76,7 @@ def loso(sets: dict[str, list[Probe]], vecs: dict[str, npt.NDArray[np.float32]],
         read = _reader(probs)
         for t in THRESHOLDS:
             for p in sets[held]:
-                kind = p.kind or ("need" if p.need_retrieval else "general" if is_general(p) else "answered")
+                kind = _kind(p)
                 right = decide(p, read, t) == p.need_retrieval
                 out[t][kind] += right
                 out[t][kind + "_n"] += 1
@@ -130,7 +133,7 @@ def _rules(sets: dict[str, list[Probe]]) -> Counter[str]:
     row: Counter[str] = Counter()
     for held in sets:
         for p in sets[held]:
-            kind = p.kind or ("need" if p.need_retrieval else "general" if is_general(p) else "answered")
+            kind = _kind(p)
             row[kind] += decide(p, None, 1.01) == p.need_retrieval
             row[kind + "_n"] += 1
     return row

@@ -13,6 +13,7 @@ the user's own life, people, pets or past, and so needs memory unless the contex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,3 +71,9 @@ def needs_memory(embedder: Embedder, text: str) -> float:
     if embedder.name != DEFAULT_MODEL or model.weights.shape[0] != embedder.dim:
         return 0.0
     return float(model.probability(unit_vectors(embedder, [text]))[0])
+
+
+def reading(embedder: Embedder) -> tuple[Callable[[str], float], float]:
+    """The shipped model as the offline plan takes it: ``(needs, need_threshold)`` for
+    ``plan_offline`` (a turn, ``memfs eval decision --model``, the benches)."""
+    return (lambda text: needs_memory(embedder, text)), shipped().threshold
